@@ -1,0 +1,112 @@
+// Composition root: builds the database, services and the Koa app. No import-time singletons, so
+// tests can boot several apps (with their own clock, database or contract) in one process.
+import fs from 'node:fs';
+import http from 'node:http';
+import path from 'node:path';
+import Koa from 'koa';
+import type { Config } from './config.ts';
+import { systemClock, type Clock } from './clock.ts';
+import { createDb, type Db } from './db/knex.ts';
+import { migrate } from './db/migrate.ts';
+import { serverKey } from './db/server-keys.ts';
+import { createLogger, type Logger } from './log.ts';
+import { AuditService } from './domain/audit/repo.ts';
+import { AccountsService } from './domain/accounts/service.ts';
+import { CredentialsService } from './domain/credentials/service.ts';
+import { IdempotencyService } from './domain/idempotency/service.ts';
+import { RateLimits } from './domain/ratelimit.ts';
+import { CursorCodec } from './domain/shared/cursor.ts';
+import { common } from './http/common.ts';
+import { buildCatalog } from './http/v3/catalog.ts';
+import { v3Pipeline } from './http/v3/pipeline.ts';
+import type { HumanVerifier } from './http/v3/authenticate.ts';
+import { metaHandlers } from './v3/meta.ts';
+import { credentialHandlers } from './v3/credentials.ts';
+import { userHandlers } from './v3/users.ts';
+import type { Handlers } from './v3/types.ts';
+
+export interface AppOptions {
+  clock?: Clock;
+  /** An OpenAPI document to serve instead of generated/openapi.json (test fixtures). */
+  spec?: any;
+  db?: Db;
+  logger?: Logger;
+}
+
+export function loadSpec(): any {
+  const file = path.resolve(import.meta.dirname, '../generated/openapi.json');
+  return JSON.parse(fs.readFileSync(file, 'utf8'));
+}
+
+export type App = Awaited<ReturnType<typeof createApp>>;
+
+export async function createApp(config: Config, options: AppOptions = {}) {
+  const clock = options.clock ?? systemClock;
+  const logger = options.logger ?? createLogger(config.logLevel);
+  const db = options.db ?? createDb(config.databaseUrl);
+  await migrate(db);
+  const spec = options.spec ?? loadSpec();
+  const release: string = spec.info.version;
+  const catalog = buildCatalog(spec);
+  const cursors = new CursorCodec(await serverKey(db, 'cursor', clock.now().toISOString()), clock);
+
+  const services = {
+    accounts: new AccountsService(db, clock),
+    credentials: new CredentialsService(db, clock),
+    idempotency: new IdempotencyService(db, clock),
+    rateLimits: new RateLimits(db, config.rateLimit),
+    audit: new AuditService(db),
+    human: null as HumanVerifier | null,
+  };
+
+  const handlers: Handlers = {
+    ...metaHandlers({ spec, release, catalog, audit: services.audit }),
+    ...credentialHandlers(services.credentials, cursors),
+    ...userHandlers(),
+  };
+
+  const koa = new Koa();
+  koa.silent = true;
+  const onError = (err: unknown, ctx?: Koa.Context) =>
+    logger.error({ err, request_id: ctx?.state.requestId }, 'unhandled error');
+  koa.on('error', (err, ctx) => onError(err, ctx));
+  koa.use(common(release, logger));
+  koa.use(
+    v3Pipeline({
+      db,
+      clock,
+      catalog,
+      handlers,
+      release,
+      publicBaseUrl: config.publicBaseUrl,
+      services,
+      onError,
+    }),
+  );
+
+  const server = http.createServer(koa.callback());
+
+  return {
+    koa,
+    db,
+    clock,
+    logger,
+    services,
+    server,
+    release,
+    async listen(port = config.port, host = config.host): Promise<number> {
+      await new Promise<void>((resolve) => server.listen(port, host, resolve));
+      return (server.address() as { port: number }).port;
+    },
+    /** Stops accepting, lets in-flight requests finish, then closes the database. */
+    async close(): Promise<void> {
+      if (server.listening) {
+        await new Promise<void>((resolve) => {
+          server.close(() => resolve());
+          server.closeIdleConnections();
+        });
+      }
+      await db.destroy();
+    },
+  };
+}

@@ -1,0 +1,58 @@
+// The only reader of process.env. Everything else receives a frozen Config.
+import path from 'node:path';
+
+export interface Config {
+  host: string;
+  port: number;
+  databaseUrl: string;
+  publicBaseUrl: string;
+  filesDir: string;
+  dataDir: string;
+  workers: boolean;
+  logLevel: string;
+  rateLimit: { source: number; account: number; credential: number };
+  webhookAllowPrivateTargets: boolean;
+  secretsKey: string | undefined;
+}
+
+function int(value: string | undefined, fallback: number, name: string): number {
+  if (value === undefined || value === '') return fallback;
+  const n = Number(value);
+  if (!Number.isInteger(n) || n < 0) throw new Error(`${name} must be a non-negative integer`);
+  return n;
+}
+
+function bool(value: string | undefined, fallback: boolean): boolean {
+  if (value === undefined || value === '') return fallback;
+  return ['1', 'true', 'yes', 'on'].includes(value.toLowerCase());
+}
+
+export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
+  const host = env.HOST || '127.0.0.1';
+  const port = int(env.PORT, 3000, 'PORT');
+  const databaseUrl = env.DATABASE_URL || 'sqlite:data/school.db';
+  const dataDir = sqliteDir(databaseUrl) ?? 'data';
+  return Object.freeze({
+    host,
+    port,
+    databaseUrl,
+    publicBaseUrl: (env.PUBLIC_BASE_URL || `http://${host}:${port}`).replace(/\/$/, ''),
+    filesDir: env.FILES_DIR || path.join(dataDir, 'files'),
+    dataDir,
+    workers: bool(env.WORKERS, true),
+    logLevel: env.LOG_LEVEL || 'info',
+    rateLimit: Object.freeze({
+      source: int(env.RATE_LIMIT_SOURCE, 600, 'RATE_LIMIT_SOURCE'),
+      account: int(env.RATE_LIMIT_ACCOUNT, 1200, 'RATE_LIMIT_ACCOUNT'),
+      credential: int(env.RATE_LIMIT_CREDENTIAL, 600, 'RATE_LIMIT_CREDENTIAL'),
+    }),
+    webhookAllowPrivateTargets: bool(env.WEBHOOK_ALLOW_PRIVATE_TARGETS, false),
+    secretsKey: env.SECRETS_KEY || undefined,
+  });
+}
+
+function sqliteDir(url: string): string | undefined {
+  if (!url.startsWith('sqlite:')) return undefined;
+  const file = url.slice('sqlite:'.length);
+  return file === ':memory:' ? undefined : path.dirname(file);
+}

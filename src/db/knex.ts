@@ -1,0 +1,63 @@
+// Knex factory: SQLite (better-sqlite3, WAL) by default, PostgreSQL when DATABASE_URL is postgres://.
+// Dialect differences stay in src/db/.
+import fs from 'node:fs';
+import path from 'node:path';
+import knexFactory, { type Knex } from 'knex';
+
+export type Db = Knex;
+export type Tx = Knex | Knex.Transaction;
+
+export interface DbOptions {
+  /** PostgreSQL only: use this schema (tests give each suite its own). */
+  schema?: string;
+}
+
+export function isPostgresUrl(url: string): boolean {
+  return url.startsWith('postgres://') || url.startsWith('postgresql://');
+}
+
+export function createDb(url: string, options: DbOptions = {}): Db {
+  if (isPostgresUrl(url)) {
+    return knexFactory({
+      client: 'pg',
+      connection: url,
+      searchPath: options.schema ? [options.schema] : undefined,
+      pool: {
+        min: 0,
+        max: 10,
+        afterCreate: (conn: any, done: (err: Error | null, conn: unknown) => void) => {
+          const sql = options.schema ? `SET search_path TO "${options.schema}"` : 'SELECT 1';
+          conn.query(sql, (err: Error | null) => done(err, conn));
+        },
+      },
+    });
+  }
+  if (!url.startsWith('sqlite:')) throw new Error(`Unsupported DATABASE_URL: ${url}`);
+  const filename = url.slice('sqlite:'.length);
+  if (filename !== ':memory:')
+    fs.mkdirSync(path.dirname(path.resolve(filename)), { recursive: true });
+  return knexFactory({
+    client: 'better-sqlite3',
+    connection: { filename },
+    useNullAsDefault: true,
+    pool: {
+      min: 1,
+      max: 1,
+      afterCreate: (conn: any, done: (err: Error | null, conn: unknown) => void) => {
+        try {
+          conn.pragma('journal_mode = WAL');
+          conn.pragma('synchronous = NORMAL');
+          conn.pragma('foreign_keys = ON');
+          conn.pragma('busy_timeout = 5000');
+          done(null, conn);
+        } catch (err) {
+          done(err as Error, conn);
+        }
+      },
+    },
+  });
+}
+
+export function isPostgres(db: Tx): boolean {
+  return db.client.config.client === 'pg';
+}

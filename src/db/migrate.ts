@@ -1,0 +1,18 @@
+// Migrations are TypeScript modules listed here, so they run the same under tsx and in tests.
+import type { Knex } from 'knex';
+import type { Db } from './knex.ts';
+import * as m001 from './migrations/001_foundation.ts';
+
+const migrations: Record<string, Knex.Migration> = {
+  '001_foundation': m001,
+};
+
+const source: Knex.MigrationSource<string> = {
+  getMigrations: async () => Object.keys(migrations).sort(),
+  getMigrationName: (name) => name,
+  getMigration: async (name) => migrations[name]!,
+};
+
+export async function migrate(db: Db): Promise<void> {
+  await db.migrate.latest({ migrationSource: source });
+}

@@ -1,0 +1,173 @@
+// Bootstrap of accounts and their root secrets: used by the admin CLI, the demo bootstrap on an
+// empty database, tests and the bench. Root credentials have no issuer.
+import crypto from 'node:crypto';
+import { promisify } from 'node:util';
+import { generateSecret } from 'otplib';
+import type { Db, Tx } from '../../db/knex.ts';
+import { insertId } from '../../db/dialect.ts';
+import type { Clock } from '../../clock.ts';
+import { AppError } from '../../errors.ts';
+import { credentialsRepo, type AuthMode } from '../credentials/repo.ts';
+import { newSecret } from '../credentials/secrets.ts';
+import { newRevision, randomBase62, sha256 } from '../shared/ids.ts';
+
+const scrypt = promisify(crypto.scrypt) as (
+  p: string,
+  s: Buffer,
+  len: number,
+  o: crypto.ScryptOptions,
+) => Promise<Buffer>;
+const SCRYPT = { N: 2 ** 15, r: 8, p: 1, maxmem: 64 * 1024 * 1024 };
+
+export async function hashPassword(password: string): Promise<string> {
+  const salt = crypto.randomBytes(16);
+  const key = await scrypt(password, salt, 32, SCRYPT);
+  return `scrypt$${SCRYPT.N}$${salt.toString('base64')}$${key.toString('base64')}`;
+}
+
+export async function verifyPassword(password: string, stored: string): Promise<boolean> {
+  const [scheme, n, salt, key] = stored.split('$');
+  if (scheme !== 'scrypt' || !salt || !key) return false;
+  const expected = Buffer.from(key, 'base64');
+  const got = await scrypt(password, Buffer.from(salt, 'base64'), expected.length, {
+    ...SCRYPT,
+    N: Number(n),
+  });
+  return crypto.timingSafeEqual(expected, got);
+}
+
+export const ACCOUNT_STATUSES = ['active', 'blocked', 'removed', 'unavailable'] as const;
+
+export class AccountsService {
+  constructor(
+    private readonly db: Db,
+    private readonly clock: Clock,
+  ) {}
+
+  private now(): string {
+    return this.clock.now().toISOString();
+  }
+
+  async isEmpty(): Promise<boolean> {
+    return !(await this.db('accounts').first('id'));
+  }
+
+  async createAccount(
+    input: { name: string; sandbox?: boolean; replicaOf?: number | null },
+    tx: Tx = this.db,
+  ) {
+    if (
+      input.replicaOf != null &&
+      !(await tx('accounts').where('id', input.replicaOf).first('id'))
+    ) {
+      throw new AppError('not_found');
+    }
+    const id = await insertId(tx, 'accounts', {
+      name: input.name,
+      sandbox: Boolean(input.sandbox),
+      status: 'active',
+      replica_of: input.replicaOf ?? null,
+      created_at: this.now(),
+    });
+    return { id };
+  }
+
+  async setAccountStatus(id: number, status: (typeof ACCOUNT_STATUSES)[number]) {
+    const n = await this.db('accounts').where('id', id).update({ status });
+    if (!n) throw new AppError('not_found');
+    return { id, status };
+  }
+
+  async createRootCredential(
+    input: {
+      accountId: number;
+      name?: string;
+      permissions: string[];
+      authMode?: AuthMode;
+      test?: boolean;
+    },
+    tx: Tx = this.db,
+  ) {
+    if (!(await tx('accounts').where('id', input.accountId).first('id')))
+      throw new AppError('not_found');
+    const environment = input.test ? 'test' : 'live';
+    const { secret, hash, last4 } = newSecret(environment);
+    const id = await credentialsRepo.insert(tx, {
+      accountId: input.accountId,
+      name: input.name ?? 'Root credential',
+      environment,
+      authMode: input.authMode ?? 'autonomous',
+      permissions: input.permissions,
+      secretHash: hash,
+      secretLast4: last4,
+      issuerId: null,
+      expiresAt: null,
+      revision: newRevision(),
+      now: this.now(),
+    });
+    return { id, secret };
+  }
+
+  /** revoke / suspend / expire from the CLI (no API call can suspend or expire). */
+  async setCredentialStatus(id: number, status: 'revoked' | 'suspended' | 'expired' | 'active') {
+    const now = this.now();
+    const changes: Record<string, unknown> = { status, updated_at: now, revision: newRevision() };
+    if (status === 'revoked') changes.revoked_at = now;
+    const n = await this.db('credentials').where('id', id).update(changes);
+    if (!n) throw new AppError('not_found');
+    return { id, status };
+  }
+
+  async createAdmin(
+    input: { accountId: number; email: string; password: string },
+    tx: Tx = this.db,
+  ) {
+    if (!(await tx('accounts').where('id', input.accountId).first('id')))
+      throw new AppError('not_found');
+    const totpSecret = generateSecret();
+    const id = await insertId(tx, 'administrators', {
+      account_id: input.accountId,
+      email: input.email,
+      email_lower: input.email.toLowerCase(),
+      password_hash: await hashPassword(input.password),
+      totp_secret: totpSecret,
+      status: 'active',
+      created_at: this.now(),
+    });
+    return { id, totpSecret };
+  }
+
+  async linkAdmin(adminId: number, credentialId: number) {
+    const admin = await this.db('administrators').where('id', adminId).first('account_id');
+    const cred = await this.db('credentials').where('id', credentialId).first('account_id');
+    if (!admin || !cred) throw new AppError('not_found');
+    if (admin.account_id !== cred.account_id) throw new AppError('tenant_mismatch');
+    await credentialsRepo.link(this.db, credentialId, adminId, this.now());
+    return { admin_id: adminId, credential_id: credentialId };
+  }
+
+  async unlinkAdmin(adminId: number, credentialId: number) {
+    const n = await credentialsRepo.unlink(this.db, credentialId, adminId);
+    if (!n) throw new AppError('not_found');
+    return { admin_id: adminId, credential_id: credentialId };
+  }
+
+  async removeAdmin(id: number) {
+    const n = await this.db('administrators').where('id', id).update({ status: 'removed' });
+    if (!n) throw new AppError('not_found');
+    await this.db('credential_administrators').where('admin_id', id).delete();
+    return { id, status: 'removed' };
+  }
+
+  async createLegacyKey(accountId: number, tx: Tx = this.db) {
+    if (!(await tx('accounts').where('id', accountId).first('id'))) throw new AppError('not_found');
+    // Legacy keys have their own shape, so a v3 secret can never be mistaken for one (and back).
+    const key = randomBase62(24);
+    await tx('legacy_keys').insert({
+      account_id: accountId,
+      key_hash: sha256(key),
+      created_at: this.now(),
+    });
+    return { key };
+  }
+}

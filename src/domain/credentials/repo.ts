@@ -1,0 +1,153 @@
+import type { Tx } from '../../db/knex.ts';
+import { bool, insertId, json } from '../../db/dialect.ts';
+import type { AccountInfo } from '../auth.ts';
+
+export type CredentialStatus = 'active' | 'suspended' | 'expired' | 'revoked';
+export type AuthMode = 'autonomous' | 'both' | 'human_required';
+
+export interface Credential {
+  id: number;
+  accountId: number;
+  name: string;
+  environment: 'live' | 'test';
+  status: CredentialStatus;
+  authMode: AuthMode;
+  permissions: string[];
+  secretLast4: string;
+  issuerId: number | null;
+  expiresAt: string | null;
+  lastUsedAt: string | null;
+  revokedAt: string | null;
+  revision: string;
+  createdAt: string;
+  updatedAt: string;
+}
+
+export interface NewCredential {
+  accountId: number;
+  name: string;
+  environment: 'live' | 'test';
+  authMode: AuthMode;
+  permissions: string[];
+  secretHash: string;
+  secretLast4: string;
+  issuerId: number | null;
+  expiresAt: string | null;
+  revision: string;
+  now: string;
+}
+
+const map = (r: any): Credential => ({
+  id: Number(r.id),
+  accountId: Number(r.account_id),
+  name: r.name,
+  environment: r.environment,
+  status: r.status,
+  authMode: r.auth_mode,
+  permissions: json<string[]>(r.permissions, []),
+  secretLast4: r.secret_last4,
+  issuerId: r.issuer_id === null ? null : Number(r.issuer_id),
+  expiresAt: r.expires_at,
+  lastUsedAt: r.last_used_at,
+  revokedAt: r.revoked_at,
+  revision: r.revision,
+  createdAt: r.created_at,
+  updatedAt: r.updated_at,
+});
+
+export const credentialsRepo = {
+  async findBySecretHash(
+    tx: Tx,
+    hash: string,
+  ): Promise<{ credential: Credential; account: AccountInfo } | null> {
+    const r = await tx('credentials as c')
+      .join('accounts as a', 'a.id', 'c.account_id')
+      .where('c.secret_hash', hash)
+      .first('c.*', 'a.sandbox as account_sandbox', 'a.status as account_status');
+    if (!r) return null;
+    return {
+      credential: map(r),
+      account: {
+        id: Number(r.account_id),
+        sandbox: bool(r.account_sandbox),
+        status: r.account_status,
+      },
+    };
+  },
+
+  async get(tx: Tx, accountId: number, id: number): Promise<Credential | null> {
+    const r = await tx('credentials').where({ account_id: accountId, id }).first();
+    return r ? map(r) : null;
+  },
+
+  listQuery(tx: Tx, accountId: number, status: string | undefined) {
+    const q = tx('credentials').where('account_id', accountId);
+    if (status) q.where('status', status);
+    return q.select('*');
+  },
+
+  map,
+
+  async insert(tx: Tx, c: NewCredential): Promise<number> {
+    return insertId(tx, 'credentials', {
+      account_id: c.accountId,
+      name: c.name,
+      secret_hash: c.secretHash,
+      secret_last4: c.secretLast4,
+      environment: c.environment,
+      status: 'active',
+      auth_mode: c.authMode,
+      permissions: JSON.stringify(c.permissions),
+      issuer_id: c.issuerId,
+      expires_at: c.expiresAt,
+      revision: c.revision,
+      created_at: c.now,
+      updated_at: c.now,
+    });
+  },
+
+  async update(tx: Tx, id: number, changes: Record<string, unknown>): Promise<void> {
+    await tx('credentials').where('id', id).update(changes);
+  },
+
+  async touch(tx: Tx, id: number, now: string): Promise<void> {
+    await tx('credentials').where('id', id).update({ last_used_at: now });
+  },
+
+  async hasUsage(tx: Tx, id: number): Promise<boolean> {
+    const r = await tx('audit_entries').where('credential_id', id).first('id');
+    return Boolean(r);
+  },
+
+  async remove(tx: Tx, id: number): Promise<void> {
+    await tx('credentials').where('issuer_id', id).update({ issuer_id: null });
+    await tx('credential_administrators').where('credential_id', id).delete();
+    await tx('credentials').where('id', id).delete();
+  },
+
+  async adminInAccount(tx: Tx, accountId: number, adminId: number): Promise<boolean> {
+    const r = await tx('administrators')
+      .where({ id: adminId, account_id: accountId, status: 'active' })
+      .first('id');
+    return Boolean(r);
+  },
+
+  async getLink(tx: Tx, credentialId: number, adminId: number) {
+    return tx('credential_administrators')
+      .where({ credential_id: credentialId, admin_id: adminId })
+      .first();
+  },
+
+  async link(tx: Tx, credentialId: number, adminId: number, now: string): Promise<void> {
+    await tx('credential_administrators')
+      .insert({ credential_id: credentialId, admin_id: adminId, created_at: now })
+      .onConflict(['credential_id', 'admin_id'])
+      .ignore();
+  },
+
+  async unlink(tx: Tx, credentialId: number, adminId: number): Promise<number> {
+    return tx('credential_administrators')
+      .where({ credential_id: credentialId, admin_id: adminId })
+      .delete();
+  },
+};

@@ -1,0 +1,105 @@
+// Idempotency records: a lock row per (credential, key), completed with the recorded response.
+import type { Tx } from '../../db/knex.ts';
+import { bool, isUniqueViolation } from '../../db/dialect.ts';
+
+export interface IdemRecord {
+  id: number;
+  requestHash: string;
+  state: 'in_progress' | 'completed' | 'uncertain';
+  owner: string;
+  lockedAt: string;
+  responseStatus: number | null;
+  responseHeaders: Record<string, string>;
+  responseBody: string | null;
+  replayable: boolean;
+  createdAt: string;
+}
+
+const map = (r: any): IdemRecord => ({
+  id: Number(r.id),
+  requestHash: r.request_hash,
+  state: r.state,
+  owner: r.owner,
+  lockedAt: r.locked_at,
+  responseStatus: r.response_status === null ? null : Number(r.response_status),
+  responseHeaders: r.response_headers ? JSON.parse(r.response_headers) : {},
+  responseBody: r.response_body,
+  replayable: bool(r.replayable),
+  createdAt: r.created_at,
+});
+
+export const idempotencyRepo = {
+  /** Inserts the lock row; false when the key already exists. */
+  async tryLock(
+    tx: Tx,
+    row: { credentialId: number; key: string; hash: string; owner: string; now: string },
+  ): Promise<boolean> {
+    try {
+      await tx('idempotency_keys').insert({
+        credential_id: row.credentialId,
+        key: row.key,
+        request_hash: row.hash,
+        state: 'in_progress',
+        owner: row.owner,
+        locked_at: row.now,
+        created_at: row.now,
+      });
+      return true;
+    } catch (err) {
+      if (isUniqueViolation(err)) return false;
+      throw err;
+    }
+  },
+
+  async find(tx: Tx, credentialId: number, key: string): Promise<IdemRecord | null> {
+    const r = await tx('idempotency_keys').where({ credential_id: credentialId, key }).first();
+    return r ? map(r) : null;
+  },
+
+  /** Deletes a record only if it is still the one we looked at. */
+  async deleteIf(tx: Tx, id: number, state: string): Promise<number> {
+    return tx('idempotency_keys').where({ id, state }).delete();
+  },
+
+  /** Takes over an uncertain record; false if another request did first. */
+  async relock(tx: Tx, id: number, owner: string, now: string): Promise<boolean> {
+    const n = await tx('idempotency_keys')
+      .where({ id, state: 'uncertain' })
+      .update({ state: 'in_progress', owner, locked_at: now });
+    return n === 1;
+  },
+
+  async markUncertain(tx: Tx, id: number, lockedAt: string): Promise<void> {
+    await tx('idempotency_keys')
+      .where({ id, state: 'in_progress', locked_at: lockedAt })
+      .update({ state: 'uncertain' });
+  },
+
+  async complete(
+    tx: Tx,
+    credentialId: number,
+    key: string,
+    res: {
+      status: number;
+      headers: Record<string, string>;
+      body: string | null;
+      replayable: boolean;
+    },
+  ): Promise<void> {
+    await tx('idempotency_keys')
+      .where({ credential_id: credentialId, key })
+      .update({
+        state: 'completed',
+        response_status: res.status,
+        response_headers: JSON.stringify(res.headers),
+        response_body: res.body,
+        replayable: res.replayable,
+      });
+  },
+
+  async release(tx: Tx, credentialId: number, key: string): Promise<void> {
+    await tx('idempotency_keys')
+      .where({ credential_id: credentialId, key, state: 'in_progress' })
+      .delete();
+  },
+};

@@ -1,0 +1,74 @@
+// Per-minute limits per source IP, account and credential (rate-limiter-flexible). SQLite is one
+// process, so its counters live in memory; PostgreSQL instances share a table. A rejected request
+// gives its point back: a 429 does not count against the window.
+import {
+  RateLimiterMemory,
+  RateLimiterPostgres,
+  RateLimiterRes,
+  type RateLimiterAbstract,
+} from 'rate-limiter-flexible';
+import type { Db } from '../db/knex.ts';
+import { isPostgres } from '../db/knex.ts';
+import { AppError } from '../errors.ts';
+
+export type LimitKind = 'source' | 'account' | 'credential';
+
+export interface LimitState {
+  limit: number;
+  remaining: number;
+  resetSeconds: number;
+}
+
+export class RateLimits {
+  private readonly limiters: Record<LimitKind, RateLimiterAbstract>;
+
+  constructor(db: Db, points: Record<LimitKind, number>) {
+    const make = (kind: LimitKind): RateLimiterAbstract =>
+      isPostgres(db)
+        ? new RateLimiterPostgres({
+            storeClient: db,
+            storeType: 'knex',
+            tableName: 'rate_limits',
+            tableCreated: true,
+            keyPrefix: kind,
+            points: points[kind],
+            duration: 60,
+          })
+        : new RateLimiterMemory({ keyPrefix: kind, points: points[kind], duration: 60 });
+    this.limiters = {
+      source: make('source'),
+      account: make('account'),
+      credential: make('credential'),
+    };
+  }
+
+  /** Consumes one point; 429 rate_limit_exceeded when over, 503 rate_limiter_unavailable on failure. */
+  async consume(kind: LimitKind, key: string): Promise<LimitState> {
+    const limiter = this.limiters[kind];
+    try {
+      const res = await limiter.consume(key, 1);
+      return this.state(limiter, res);
+    } catch (err) {
+      if (!(err instanceof RateLimiterRes)) throw new AppError('rate_limiter_unavailable');
+      await limiter.reward(key, 1).catch(() => undefined);
+      const seconds = Math.max(1, Math.ceil(err.msBeforeNext / 1000));
+      throw new AppError('rate_limit_exceeded', {
+        extra: { retry_after_seconds: seconds },
+        headers: {
+          'Retry-After': String(seconds),
+          'RateLimit-Limit': String(limiter.points),
+          'RateLimit-Remaining': '0',
+          'RateLimit-Reset': String(seconds),
+        },
+      });
+    }
+  }
+
+  private state(limiter: RateLimiterAbstract, res: RateLimiterRes): LimitState {
+    return {
+      limit: limiter.points,
+      remaining: res.remainingPoints,
+      resetSeconds: Math.ceil(res.msBeforeNext / 1000),
+    };
+  }
+}

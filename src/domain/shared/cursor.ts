@@ -1,0 +1,65 @@
+// Opaque, HMAC-signed cursors carrying the sort, a hash of the filters, the boundary row's sort key,
+// the direction and the issue time. Altered, other sort/filters, or older than 24 h: invalid_cursor.
+import crypto from 'node:crypto';
+import { AppError } from '../../errors.ts';
+import type { Clock } from '../../clock.ts';
+import { DAY } from '../../clock.ts';
+
+export interface CursorPayload {
+  sort: string;
+  filters: string;
+  key: unknown[];
+  dir: 'next' | 'prev';
+}
+
+export class CursorCodec {
+  constructor(
+    private readonly key: Buffer,
+    private readonly clock: Clock,
+  ) {}
+
+  private sign(body: string): string {
+    return crypto.createHmac('sha256', this.key).update(body).digest('base64url');
+  }
+
+  encode(p: CursorPayload): string {
+    const body = Buffer.from(
+      JSON.stringify([p.sort, p.filters, p.key, p.dir, this.clock.now().getTime()]),
+    ).toString('base64url');
+    return `${body}.${this.sign(body)}`;
+  }
+
+  decode(cursor: string, sort: string, filters: string): CursorPayload {
+    const invalid = () => new AppError('invalid_cursor', { details: [] });
+    const [body, sig] = cursor.split('.');
+    if (!body || !sig) throw invalid();
+    const expected = Buffer.from(this.sign(body));
+    const given = Buffer.from(sig);
+    if (expected.length !== given.length || !crypto.timingSafeEqual(expected, given))
+      throw invalid();
+    let parsed: unknown;
+    try {
+      parsed = JSON.parse(Buffer.from(body, 'base64url').toString('utf8'));
+    } catch {
+      throw invalid();
+    }
+    if (!Array.isArray(parsed) || parsed.length !== 5) throw invalid();
+    const [s, f, key, dir, issued] = parsed as [string, string, unknown[], string, number];
+    if (s !== sort || f !== filters || !Array.isArray(key) || (dir !== 'next' && dir !== 'prev'))
+      throw invalid();
+    if (typeof issued !== 'number' || this.clock.now().getTime() - issued > DAY) throw invalid();
+    return { sort: s, filters: f, key, dir };
+  }
+}
+
+/** Stable hash of the list filters, so a cursor cannot be replayed against other filters. */
+export function filtersHash(filters: Record<string, unknown>): string {
+  const entries = Object.entries(filters)
+    .filter(([, v]) => v !== undefined && v !== null)
+    .sort(([a], [b]) => a.localeCompare(b));
+  return crypto
+    .createHash('sha256')
+    .update(JSON.stringify(entries))
+    .digest('base64url')
+    .slice(0, 16);
+}

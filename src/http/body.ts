@@ -1,0 +1,64 @@
+// Reads a request body as a stream with a hard byte limit (never buffering past it), then checks
+// UTF-8 and JSON nesting before parsing. Each failure has its own error code.
+import type { IncomingMessage } from 'node:http';
+import { AppError } from '../errors.ts';
+
+export const MAX_BODY_BYTES = 1024 * 1024;
+export const MAX_JSON_DEPTH = 16;
+
+export async function readBody(req: IncomingMessage, limit = MAX_BODY_BYTES): Promise<Buffer> {
+  const declared = Number(req.headers['content-length']);
+  if (Number.isFinite(declared) && declared > limit) {
+    req.resume(); // drain without keeping the bytes, so the connection can answer
+    throw new AppError('payload_too_large');
+  }
+  const chunks: Buffer[] = [];
+  let size = 0;
+  for await (const chunk of req) {
+    size += (chunk as Buffer).length;
+    if (size > limit) {
+      req.resume();
+      throw new AppError('payload_too_large');
+    }
+    chunks.push(chunk as Buffer);
+  }
+  return Buffer.concat(chunks, size);
+}
+
+const decoder = new TextDecoder('utf-8', { fatal: true });
+
+/** Nesting depth of a JSON text, scanned without parsing so a hostile body cannot blow the stack. */
+export function jsonDepth(text: string): number {
+  let depth = 0;
+  let max = 0;
+  let inString = false;
+  for (let i = 0; i < text.length; i++) {
+    const c = text.charCodeAt(i);
+    if (inString) {
+      if (c === 92)
+        i++; // backslash: skip the escaped character
+      else if (c === 34) inString = false;
+    } else if (c === 34) inString = true;
+    else if (c === 123 || c === 91) {
+      if (++depth > max) max = depth;
+    } else if (c === 125 || c === 93) depth--;
+  }
+  return max;
+}
+
+/** Decodes and parses a JSON body; an empty body is `undefined`. */
+export function parseJson(raw: Buffer): unknown {
+  if (raw.length === 0) return undefined;
+  let text: string;
+  try {
+    text = decoder.decode(raw);
+  } catch {
+    throw new AppError('invalid_utf8');
+  }
+  if (jsonDepth(text) > MAX_JSON_DEPTH) throw new AppError('json_too_deep');
+  try {
+    return JSON.parse(text);
+  } catch {
+    throw new AppError('malformed_json');
+  }
+}

@@ -1,0 +1,123 @@
+// The operation catalog, built from the OpenAPI document at start-up: routes, permissions,
+// idempotency rules, deprecations and compiled Ajv validators. Tests may pass a fixture document.
+import Ajv2020Import, { type ValidateFunction } from 'ajv/dist/2020.js';
+import addFormatsImport from 'ajv-formats';
+
+const Ajv2020 = Ajv2020Import as unknown as typeof Ajv2020Import.default;
+const addFormats = addFormatsImport as unknown as typeof addFormatsImport.default;
+
+export type Idempotency = 'required' | 'accepted' | 'none';
+
+export interface Deprecation {
+  deprecatedAt: string;
+  sunsetAt: string;
+}
+
+export interface Operation {
+  id: string;
+  method: string;
+  /** Path template relative to /api/v3, e.g. /users/{user_id}. */
+  path: string;
+  permissions: string[];
+  idempotency: Idempotency;
+  hasBody: boolean;
+  deprecation: Deprecation | null;
+  queryNames: Set<string>;
+  validateQuery: ValidateFunction;
+  validatePath: ValidateFunction;
+  validateBody: ValidateFunction | null;
+}
+
+const METHODS = ['get', 'post', 'put', 'patch', 'delete'] as const;
+
+function newAjv(coerce: boolean, spec: object) {
+  const ajv = new Ajv2020({
+    allErrors: true,
+    strict: false,
+    coerceTypes: coerce,
+    useDefaults: false,
+    validateFormats: true,
+  });
+  addFormats(ajv);
+  ajv.addSchema(spec, 'spec');
+  return ajv;
+}
+
+const pointer = (...parts: string[]) =>
+  'spec#/' + parts.map((p) => p.replace(/~/g, '~0').replace(/\//g, '~1')).join('/');
+
+function resolve(spec: any, node: any): any {
+  let current = node;
+  while (current && typeof current.$ref === 'string') {
+    const parts = current.$ref.replace(/^#\//, '').split('/');
+    current = parts.reduce(
+      (acc: any, p: string) => acc?.[p.replace(/~1/g, '/').replace(/~0/g, '~')],
+      spec,
+    );
+  }
+  return current;
+}
+
+function paramSchema(spec: any, params: any[], location: 'query' | 'path') {
+  const properties: Record<string, unknown> = {};
+  const required: string[] = [];
+  for (const raw of params) {
+    const p = resolve(spec, raw);
+    if (p.in !== location) continue;
+    properties[p.name] = rewriteRefs(p.schema ?? {});
+    if (p.required) required.push(p.name);
+  }
+  return { type: 'object', additionalProperties: false, properties, required };
+}
+
+/** Parameter schemas are copied out of the document, so their local refs must point into it. */
+function rewriteRefs(schema: any): any {
+  if (Array.isArray(schema)) return schema.map(rewriteRefs);
+  if (!schema || typeof schema !== 'object') return schema;
+  const out: any = {};
+  for (const [k, v] of Object.entries(schema)) {
+    out[k] =
+      k === '$ref' && typeof v === 'string' && v.startsWith('#') ? 'spec' + v : rewriteRefs(v);
+  }
+  return out;
+}
+
+export function buildCatalog(spec: any): Operation[] {
+  const strict = newAjv(false, spec);
+  const coercing = newAjv(true, spec);
+  const ops: Operation[] = [];
+  for (const [path, item] of Object.entries<any>(spec.paths ?? {})) {
+    for (const m of METHODS) {
+      const op = item[m];
+      if (!op) continue;
+      const params = [...(item.parameters ?? []), ...(op.parameters ?? [])];
+      const query = paramSchema(spec, params, 'query');
+      const body = op.requestBody
+        ? strict.compile({
+            $ref: pointer('paths', path, m, 'requestBody', 'content', 'application/json', 'schema'),
+          })
+        : null;
+      const method = m.toUpperCase();
+      ops.push({
+        id: op.operationId,
+        method,
+        path,
+        permissions: op['x-permissions'] ?? [],
+        idempotency: method === 'POST' ? 'required' : method === 'GET' ? 'none' : 'accepted',
+        hasBody: Boolean(op.requestBody),
+        deprecation:
+          op.deprecated && op['x-sunset']
+            ? {
+                deprecatedAt: String(op['x-service-deprecated-at']),
+                sunsetAt: String(op['x-sunset']),
+              }
+            : null,
+        queryNames: new Set(Object.keys(query.properties)),
+        validateQuery: coercing.compile(query),
+        validatePath: coercing.compile(paramSchema(spec, params, 'path')),
+        validateBody: body,
+      });
+    }
+  }
+  return ops;
+}

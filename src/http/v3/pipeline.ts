@@ -1,0 +1,266 @@
+// The v3 request pipeline. Order: route -> deprecation -> source limit -> authentication ->
+// account/credential limits -> permission -> Accept -> parameters -> Idempotency-Key -> body ->
+// idempotency reservation -> handler (in one transaction with the recorded result) -> audit.
+// Every failure is an AppError rendered once, in the specification's envelope.
+import type { Context, Middleware } from 'koa';
+import type { Db } from '../../db/knex.ts';
+import type { Clock } from '../../clock.ts';
+import { AppError } from '../../errors.ts';
+import { negotiateLocale, type Locale } from '../../i18n/messages.ts';
+import { hasPermission, type AuthContext } from '../../domain/auth.ts';
+import type { AuditService } from '../../domain/audit/repo.ts';
+import type { CredentialsService } from '../../domain/credentials/service.ts';
+import {
+  KEY_PATTERN,
+  requestHash,
+  type IdempotencyService,
+} from '../../domain/idempotency/service.ts';
+import type { RateLimits, LimitState } from '../../domain/ratelimit.ts';
+import type { Handlers, HandlerContext } from '../../v3/types.ts';
+import { parseJson, readBody } from '../body.ts';
+import { authenticate, type HumanVerifier } from './authenticate.ts';
+import type { Operation } from './catalog.ts';
+import { renderError, renderJson, toAppError } from './render.ts';
+import { V3Router, V3_BASE } from './router.ts';
+import { check } from './validation.ts';
+
+export interface PipelineDeps {
+  db: Db;
+  clock: Clock;
+  catalog: Operation[];
+  handlers: Handlers;
+  release: string;
+  publicBaseUrl: string;
+  services: {
+    credentials: CredentialsService;
+    idempotency: IdempotencyService;
+    rateLimits: RateLimits;
+    audit: AuditService;
+    human: HumanVerifier | null;
+  };
+  onError: (err: unknown, ctx: Context) => void;
+}
+
+interface Trace {
+  op?: Operation;
+  auth?: AuthContext;
+}
+
+/** Errors that mean "nothing was done": the Idempotency-Key is not consumed. */
+const NOT_CONSUMING = new Set(['validation_failed', 'unknown_field', 'unknown_parameter']);
+
+export function v3Pipeline(deps: PipelineDeps): Middleware {
+  const router = new V3Router(deps.catalog);
+  const { services } = deps;
+
+  function deprecation(ctx: Context, op: Operation): void {
+    const d = op.deprecation;
+    if (!d) return;
+    ctx.set('Deprecation', `@${Math.floor(Date.parse(d.deprecatedAt) / 1000)}`);
+    ctx.set('Sunset', new Date(d.sunsetAt).toUTCString());
+    ctx.set('Link', `<${deps.publicBaseUrl}${V3_BASE}/capabilities>; rel="deprecation"`);
+    if (deps.clock.now().getTime() >= Date.parse(d.sunsetAt))
+      throw new AppError('operation_sunset');
+  }
+
+  function limitHeaders(ctx: Context, states: LimitState[]): void {
+    const tightest = states.reduce((a, b) => (b.remaining < a.remaining ? b : a));
+    ctx.set('RateLimit-Limit', String(tightest.limit));
+    ctx.set('RateLimit-Remaining', String(tightest.remaining));
+    ctx.set('RateLimit-Reset', String(tightest.resetSeconds));
+  }
+
+  async function readJsonBody(ctx: Context, op: Operation, locale: Locale): Promise<unknown> {
+    const hasContent =
+      Number(ctx.get('content-length') || 0) > 0 || ctx.get('transfer-encoding') !== '';
+    if (op.hasBody || hasContent) {
+      if (!ctx.is('application/json') && (op.hasBody || hasContent)) {
+        throw new AppError('unsupported_media_type');
+      }
+    }
+    const body = parseJson(await readBody(ctx.req));
+    if (op.validateBody) {
+      check(op.validateBody, body === undefined ? null : body, 'field', locale);
+      return body;
+    }
+    if (
+      body !== undefined &&
+      !(body && typeof body === 'object' && !Array.isArray(body) && Object.keys(body).length === 0)
+    ) {
+      const keys =
+        body && typeof body === 'object' && !Array.isArray(body) ? Object.keys(body) : [''];
+      throw new AppError('unknown_field', {
+        details: keys.map((k) => ({
+          field: k,
+          code: 'unknown_field',
+          message: 'This operation takes no body.',
+        })),
+      });
+    }
+    return undefined;
+  }
+
+  async function run(ctx: Context, trace: Trace, locale: Locale): Promise<void> {
+    const match = router.find(ctx.method, ctx.path);
+    if (!match) {
+      const allow = router.allowed(ctx.path);
+      if (allow.length)
+        throw new AppError('method_not_allowed', { headers: { Allow: allow.join(', ') } });
+      throw new AppError('operation_not_catalogued');
+    }
+    const op = match.op;
+    trace.op = op;
+    deprecation(ctx, op);
+
+    await services.rateLimits.consume('source', ctx.ip || 'unknown');
+    const auth = await authenticate(ctx, services.credentials, services.human);
+    trace.auth = auth;
+    const states = [
+      await services.rateLimits.consume('account', String(auth.account.id)),
+      await services.rateLimits.consume('credential', String(auth.credential.id)),
+    ];
+    limitHeaders(ctx, states);
+    await services.credentials.touch(auth.credential).catch(() => undefined);
+
+    const missing = op.permissions.filter((p) => !hasPermission(auth.credential.permissions, p));
+    if (missing.length) {
+      throw new AppError('permission_denied', {
+        details: missing.map((p) => ({ code: 'missing_permission', message: p, reason: p })),
+      });
+    }
+    if (!ctx.accepts('application/json')) throw new AppError('not_acceptable');
+
+    const params = { ...match.params };
+    if (!op.validatePath(params)) throw new AppError('not_found');
+    const query = { ...ctx.query } as Record<string, unknown>;
+    check(op.validateQuery, query, 'parameter', locale);
+
+    const keys = ctx.req.headersDistinct['idempotency-key'];
+    const key = keys?.[0];
+    if (op.idempotency === 'none' && keys) {
+      throw new AppError('unknown_parameter', {
+        details: [
+          {
+            parameter: 'Idempotency-Key',
+            code: 'unknown_parameter',
+            message: 'GET requests take no Idempotency-Key.',
+          },
+        ],
+      });
+    }
+    if (op.idempotency === 'required' && key === undefined)
+      throw new AppError('idempotency_key_required');
+    if (keys && (keys.length > 1 || !KEY_PATTERN.test(key!)))
+      throw new AppError('idempotency_key_invalid');
+
+    const body = await readJsonBody(ctx, op, locale);
+    const handler = deps.handlers[op.id as keyof Handlers] as unknown as (
+      c: HandlerContext<any>,
+    ) => Promise<any>;
+    if (!handler) throw new AppError('operation_not_catalogued');
+    const base = {
+      params,
+      query,
+      body,
+      auth,
+      requestId: ctx.state.requestId as string,
+      locale,
+      ifMatch: ctx.get('if-match') || undefined,
+    };
+
+    if (key === undefined) {
+      const result = await handler({ ...base, tx: undefined });
+      renderJson(ctx, result.status, result.body, result.headers);
+      return;
+    }
+
+    const credentialId = auth.credential.id;
+    const reservation = await services.idempotency.reserve(
+      credentialId,
+      key,
+      requestHash(ctx.method, ctx.path, body),
+    );
+    if (reservation.kind === 'replay' && reservation.status >= 400) {
+      // A recorded rejection is rendered again, localized and with this request's id.
+      const { error } = JSON.parse(reservation.body!);
+      const { code, details, ...extra } = error;
+      throw new AppError(code, {
+        status: reservation.status,
+        details,
+        extra,
+        headers: { 'Idempotent-Replayed': 'true' },
+      });
+    }
+    if (reservation.kind === 'replay') {
+      renderJson(ctx, reservation.status, reservation.body ?? undefined, {
+        ...reservation.headers,
+        'Idempotent-Replayed': 'true',
+      });
+      return;
+    }
+    try {
+      await deps.db.transaction(async (tx) => {
+        const result = await handler({ ...base, tx });
+        const text = result.body === undefined ? null : JSON.stringify(result.body);
+        await services.idempotency.complete(tx, credentialId, key, {
+          status: result.status,
+          headers: result.headers ?? {},
+          body: text,
+          replayable: result.replayable !== false,
+        });
+        renderJson(ctx, result.status, text ?? undefined, result.headers);
+      });
+    } catch (err) {
+      const e = toAppError(err);
+      if (NOT_CONSUMING.has(e.code) || e.status >= 500) {
+        await services.idempotency.release(credentialId, key).catch(() => undefined);
+      } else {
+        // A business rejection is the request's result: a retry gets the same answer.
+        const body = JSON.stringify({ error: { code: e.code, details: e.details, ...e.extra } });
+        await services.idempotency
+          .complete(deps.db, credentialId, key, {
+            status: e.status,
+            headers: {},
+            body,
+            replayable: true,
+          })
+          .catch(() => undefined);
+      }
+      throw err;
+    }
+  }
+
+  return async function v3(ctx, next) {
+    if (ctx.path !== V3_BASE && !ctx.path.startsWith(V3_BASE + '/')) return next();
+    const started = performance.now();
+    const locale = negotiateLocale(ctx.get('accept-language'));
+    const trace: Trace = {};
+    try {
+      await run(ctx, trace, locale);
+    } catch (err) {
+      const e = toAppError(err);
+      if (e.code === 'internal_error') deps.onError(err, ctx);
+      renderError(ctx, e, locale);
+    }
+    ctx.state.route = trace.op ? V3_BASE + trace.op.path : undefined;
+    try {
+      await services.audit.record({
+        requestId: ctx.state.requestId,
+        accountId: trace.auth?.account.id ?? null,
+        credentialId: trace.auth?.credential.id ?? null,
+        adminId: trace.auth?.human?.adminId ?? null,
+        method: ctx.method,
+        route: trace.op?.path ?? null,
+        operationId: trace.op?.id ?? null,
+        path: ctx.path.slice(0, 2000),
+        status: ctx.status,
+        durationMs: Math.round(performance.now() - started),
+        ip: ctx.ip || null,
+        createdAt: deps.clock.now().toISOString(),
+      });
+    } catch (err) {
+      deps.onError(err, ctx);
+      renderError(ctx, new AppError('audit_unavailable'), locale);
+    }
+  };
+}

@@ -1,0 +1,114 @@
+// Maps Ajv errors onto the specification's codes: unknown_field / unknown_parameter for names the
+// schema does not know, validation_failed for everything else, each with itemized details.
+import type { ErrorObject, ValidateFunction } from 'ajv';
+import { AppError, type ErrorDetail } from '../../errors.ts';
+import { detailMessage, type Locale } from '../../i18n/messages.ts';
+
+type Where = 'field' | 'parameter';
+
+function detailFor(e: ErrorObject, where: Where, locale: Locale): ErrorDetail | null {
+  const base = e.instancePath
+    .split('/')
+    .slice(1)
+    .map((s) => s.replace(/~1/g, '/').replace(/~0/g, '~'))
+    .join('.');
+  const join = (name: string) => (base ? `${base}.${name}` : name);
+  const p = e.params as Record<string, any>;
+  let name = base;
+  let code: string;
+  const params: Record<string, string | number> = {};
+  switch (e.keyword) {
+    case 'additionalProperties':
+      name = join(p.additionalProperty);
+      code = where === 'field' ? 'unknown_field' : 'unknown_parameter';
+      break;
+    case 'required':
+      name = join(p.missingProperty);
+      code = 'required';
+      break;
+    case 'type':
+      code = 'invalid_type';
+      params.type = String(p.type);
+      break;
+    case 'format':
+      code = p.format === 'email' ? 'invalid_email' : 'invalid_format';
+      params.format = String(p.format);
+      break;
+    case 'pattern':
+      code = 'invalid_format';
+      params.format = String(p.pattern);
+      break;
+    case 'enum':
+      code = 'invalid_value';
+      params.values = (p.allowedValues as unknown[]).join(', ');
+      break;
+    case 'const':
+      code = 'invalid_value';
+      params.values = String(p.allowedValue);
+      break;
+    case 'minLength':
+      code = 'too_short';
+      params.limit = p.limit;
+      break;
+    case 'maxLength':
+      code = 'too_long';
+      params.limit = p.limit;
+      break;
+    case 'minimum':
+    case 'exclusiveMinimum':
+      code = 'too_small';
+      params.limit = p.limit;
+      break;
+    case 'maximum':
+    case 'exclusiveMaximum':
+      code = 'too_large';
+      params.limit = p.limit;
+      break;
+    case 'minItems':
+      code = 'too_few_items';
+      params.limit = p.limit;
+      break;
+    case 'maxItems':
+      code = 'too_many_items';
+      params.limit = p.limit;
+      break;
+    case 'minProperties':
+      code = 'required';
+      break;
+    case 'oneOf':
+    case 'anyOf':
+    case 'allOf':
+    case 'if':
+      return null; // the branch errors say more
+    default:
+      code = 'invalid';
+  }
+  params.field = name;
+  const detail: ErrorDetail = { code, message: detailMessage(code, locale, params) };
+  if (where === 'field') detail.field = name;
+  else detail.parameter = name;
+  return detail;
+}
+
+export function check(
+  validate: ValidateFunction,
+  value: unknown,
+  where: Where,
+  locale: Locale,
+): void {
+  if (validate(value)) return;
+  const details: ErrorDetail[] = [];
+  const seen = new Set<string>();
+  for (const e of validate.errors ?? []) {
+    const d = detailFor(e, where, locale);
+    if (!d) continue;
+    const key = `${d.field ?? d.parameter}|${d.code}`;
+    if (seen.has(key)) continue;
+    seen.add(key);
+    details.push(d);
+  }
+  const unknown = details.some((d) => d.code === 'unknown_field' || d.code === 'unknown_parameter');
+  if (unknown)
+    throw new AppError(where === 'field' ? 'unknown_field' : 'unknown_parameter', { details });
+  throw new AppError('validation_failed', { details });
+}

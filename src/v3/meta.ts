@@ -1,0 +1,55 @@
+// Release, capabilities, the contract as served, and the audit trail.
+import { AppError } from '../errors.ts';
+import type { AuditService } from '../domain/audit/repo.ts';
+import { toId } from '../domain/shared/ids.ts';
+import type { Operation } from '../http/v3/catalog.ts';
+import type { Handlers } from './types.ts';
+
+export function metaHandlers(deps: {
+  spec: object;
+  release: string;
+  catalog: Operation[];
+  audit: AuditService;
+}): Pick<Handlers, 'getCapabilities' | 'getOpenApiDocument' | 'getRequest'> {
+  const deprecations = deps.catalog
+    .filter((op) => op.deprecation)
+    .map((op) => ({
+      operation_id: op.id,
+      deprecated_at: op.deprecation!.deprecatedAt.slice(0, 10),
+      sunset_at: op.deprecation!.sunsetAt.slice(0, 10),
+    }));
+  const document = JSON.stringify(deps.spec);
+  return {
+    async getCapabilities() {
+      return {
+        status: 200,
+        body: { data: { object: 'capabilities', release: deps.release, deprecations } },
+      };
+    },
+    async getOpenApiDocument() {
+      return { status: 200, body: JSON.parse(document) as Record<string, never> };
+    },
+    async getRequest({ params, auth }) {
+      const e = await deps.audit.get(auth.account.id, params.request_id);
+      if (!e) throw new AppError('not_found');
+      return {
+        status: 200,
+        body: {
+          data: {
+            object: 'request',
+            id: e.requestId,
+            operation_id: e.operationId,
+            method: e.method,
+            route: e.route,
+            path: e.path,
+            status: e.status,
+            duration_ms: e.durationMs,
+            credential_id: toId(e.credentialId),
+            admin_id: toId(e.adminId),
+            created_at: e.createdAt,
+          },
+        },
+      };
+    },
+  };
+}
