@@ -23,6 +23,8 @@ import type { HumanVerifier } from './http/v3/authenticate.ts';
 import { metaHandlers } from './v3/meta.ts';
 import { credentialHandlers } from './v3/credentials.ts';
 import { userHandlers } from './v3/users.ts';
+import { legacyRoutes } from './http/legacy/index.ts';
+import { createOAuth } from './oauth/index.ts';
 import type { Handlers } from './v3/types.ts';
 
 export interface AppOptions {
@@ -59,10 +61,13 @@ export async function createApp(config: Config, options: AppOptions = {}) {
     human: null as HumanVerifier | null,
   };
 
+  const oauth = await createOAuth({ db, clock, config, logger, accounts: services.accounts });
+  services.human = oauth.verifier;
+
   const handlers: Handlers = {
     ...metaHandlers({ spec, release, catalog, audit: services.audit }),
     ...credentialHandlers(services.credentials, cursors),
-    ...userHandlers(),
+    ...userHandlers({ db, clock, config, cursors }),
   };
 
   const koa = new Koa();

@@ -1,6 +1,7 @@
 // Placeholder until the users/tags work lands.
 import { AppError } from '../errors.ts';
 import type { Handlers } from './types.ts';
+import type { ResourceDeps } from './deps.ts';
 
 type UserOps =
   | 'listUsers'
@@ -17,7 +18,7 @@ const todo = async (): Promise<never> => {
   throw new AppError('operation_not_catalogued');
 };
 
-export function userHandlers(): Pick<Handlers, UserOps | TagOps> {
+export function userHandlers(_deps: ResourceDeps): Pick<Handlers, UserOps | TagOps> {
   return {
     listUsers: todo,
     createUser: todo,

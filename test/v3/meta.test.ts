@@ -1,0 +1,36 @@
+import { suite } from 'uvu';
+import * as assert from 'uvu/assert';
+import { boot, type Booted } from '../helpers/app.ts';
+
+const t = suite<{ b: Booted }>('meta');
+t.before(async (ctx) => {
+  ctx.b = await boot();
+});
+t.after(async (ctx) => ctx.b.close());
+
+t('every response carries X-Request-Id and X-Service-Release', async ({ b }) => {
+  const res = await b.api('GET', '/api/v3/capabilities');
+  assert.is(res.status, 200);
+  assert.match(res.headers.get('x-request-id')!, /^req_[0-9a-f]{24}$/);
+  assert.is(res.headers.get('x-service-release'), '3.3.2');
+  assert.equal(res.body, { data: { object: 'capabilities', release: '3.3.2', deprecations: [] } });
+});
+
+t('error request_id equals X-Request-Id', async ({ b }) => {
+  const res = await b.api('GET', '/api/v3/capabilities', { secret: null });
+  assert.is(res.status, 401);
+  assert.is(res.body.error.code, 'unauthenticated');
+  assert.is(res.body.error.request_id, res.headers.get('x-request-id'));
+  assert.equal(res.body.error.details, []);
+});
+
+t('GET /openapi.json serves the contract as served', async ({ b }) => {
+  const res = await b.api('GET', '/api/v3/openapi.json');
+  assert.is(res.status, 200);
+  assert.is(res.body.openapi, '3.1.0');
+  assert.is(res.body.info.version, '3.3.2');
+  assert.ok(res.body.paths['/users']);
+  assert.ok(Array.isArray(res.body['x-tagGroups']));
+});
+
+t.run();
