@@ -64,6 +64,11 @@ export class RateLimits {
     }
   }
 
+  /** Gives back a point taken earlier in a request that another limit then rejected. */
+  async refund(kind: LimitKind, key: string): Promise<void> {
+    await this.limiters[kind].reward(key, 1).catch(() => undefined);
+  }
+
   private state(limiter: RateLimiterAbstract, res: RateLimiterRes): LimitState {
     return {
       limit: limiter.points,

@@ -15,7 +15,7 @@ import {
   requestHash,
   type IdempotencyService,
 } from '../../domain/idempotency/service.ts';
-import type { RateLimits, LimitState } from '../../domain/ratelimit.ts';
+import type { RateLimits, LimitState, LimitKind } from '../../domain/ratelimit.ts';
 import type { Handlers, HandlerContext } from '../../v3/types.ts';
 import { parseJson, readBody } from '../body.ts';
 import { authenticate, type HumanVerifier } from './authenticate.ts';
@@ -70,6 +70,28 @@ export function v3Pipeline(deps: PipelineDeps): Middleware {
     ctx.set('RateLimit-Reset', String(tightest.resetSeconds));
   }
 
+  /** Consumes limits in order; on a 429 every point this request took is given back. */
+  async function consumeLimits(steps: [LimitKind, string, boolean][]): Promise<LimitState[]> {
+    const taken: [LimitKind, string][] = [];
+    const states: LimitState[] = [];
+    for (const [kind, key, consume] of steps) {
+      if (!consume) {
+        taken.push([kind, key]);
+        continue;
+      }
+      try {
+        states.push(await services.rateLimits.consume(kind, key));
+        taken.push([kind, key]);
+      } catch (err) {
+        if ((err as AppError).code === 'rate_limit_exceeded') {
+          await Promise.all(taken.map(([k, v]) => services.rateLimits.refund(k, v)));
+        }
+        throw err;
+      }
+    }
+    return states;
+  }
+
   async function readJsonBody(ctx: Context, op: Operation, locale: Locale): Promise<unknown> {
     const hasContent =
       Number(ctx.get('content-length') || 0) > 0 || ctx.get('transfer-encoding') !== '';
@@ -112,13 +134,15 @@ export function v3Pipeline(deps: PipelineDeps): Middleware {
     trace.op = op;
     deprecation(ctx, op);
 
-    await services.rateLimits.consume('source', ctx.ip || 'unknown');
+    const source = ctx.ip || 'unknown';
+    await services.rateLimits.consume('source', source);
     const auth = await authenticate(ctx, services.credentials, services.human);
     trace.auth = auth;
-    const states = [
-      await services.rateLimits.consume('account', String(auth.account.id)),
-      await services.rateLimits.consume('credential', String(auth.credential.id)),
-    ];
+    const states = await consumeLimits([
+      ['source', source, false],
+      ['account', String(auth.account.id), true],
+      ['credential', String(auth.credential.id), true],
+    ]);
     limitHeaders(ctx, states);
     await services.credentials.touch(auth.credential).catch(() => undefined);
 
@@ -136,21 +160,11 @@ export function v3Pipeline(deps: PipelineDeps): Middleware {
     check(op.validateQuery, query, 'parameter', locale);
 
     const keys = ctx.req.headersDistinct['idempotency-key'];
-    const key = keys?.[0];
-    if (op.idempotency === 'none' && keys) {
-      throw new AppError('unknown_parameter', {
-        details: [
-          {
-            parameter: 'Idempotency-Key',
-            code: 'unknown_parameter',
-            message: 'GET requests take no Idempotency-Key.',
-          },
-        ],
-      });
-    }
+    // Reads are naturally idempotent: a key sent with a GET is ignored.
+    const key = op.idempotency === 'none' ? undefined : keys?.[0];
     if (op.idempotency === 'required' && key === undefined)
       throw new AppError('idempotency_key_required');
-    if (keys && (keys.length > 1 || !KEY_PATTERN.test(key!)))
+    if (key !== undefined && (keys!.length > 1 || !KEY_PATTERN.test(key!)))
       throw new AppError('idempotency_key_invalid');
 
     const body = await readJsonBody(ctx, op, locale);

@@ -1,0 +1,170 @@
+// Body, content and parameter rules of the v3 pipeline, each with its own code.
+import { suite } from 'uvu';
+import * as assert from 'uvu/assert';
+import { boot, newKey, type Booted } from '../helpers/app.ts';
+import { rawRequest } from '../helpers/raw.ts';
+
+const t = suite<{ b: Booted }>('body');
+t.before(async (ctx) => {
+  ctx.b = await boot();
+});
+t.after(async (ctx) => ctx.b.close());
+
+const post = (b: Booted, raw: string | Buffer, headers: Record<string, string> = {}) =>
+  b.api('POST', '/api/v3/credentials', {
+    raw,
+    key: newKey(),
+    headers: { 'content-type': 'application/json', ...headers },
+  });
+
+t('406 when Accept does not allow JSON; */* and application/* are fine', async ({ b }) => {
+  const res = await b.api('GET', '/api/v3/capabilities', { headers: { accept: 'text/html' } });
+  assert.is(res.status, 406);
+  assert.is(res.body.error.code, 'not_acceptable');
+  for (const accept of ['*/*', 'application/*', 'application/json;q=0.5, text/html']) {
+    assert.is((await b.api('GET', '/api/v3/capabilities', { headers: { accept } })).status, 200);
+  }
+});
+
+t('415 when Content-Type is not JSON', async ({ b }) => {
+  const res = await post(b, 'name=x', { 'content-type': 'application/x-www-form-urlencoded' });
+  assert.is(res.status, 415);
+  assert.is(res.body.error.code, 'unsupported_media_type');
+});
+
+t('413 over 1 MiB, by Content-Length and by a chunked stream', async ({ b }) => {
+  const big = Buffer.alloc(1024 * 1024 + 10, 'a');
+  const declared = await post(b, big);
+  assert.is(declared.status, 413);
+  assert.is(declared.body.error.code, 'payload_too_large');
+  const chunk = Buffer.alloc(256 * 1024, 'a');
+  const streamed = await rawRequest(
+    `${b.url}/api/v3/credentials`,
+    'POST',
+    [
+      ['Authorization', `Bearer ${b.secret}`],
+      ['Content-Type', 'application/json'],
+      ['Idempotency-Key', newKey()],
+      ['Transfer-Encoding', 'chunked'],
+    ],
+    [chunk, chunk, chunk, chunk, chunk],
+  );
+  assert.is(streamed.status, 413);
+  assert.is(streamed.body.error.code, 'payload_too_large');
+});
+
+t('400 malformed_json, json_too_deep, invalid_utf8', async ({ b }) => {
+  const malformed = await post(b, '{"name": "x",');
+  assert.is(malformed.status, 400);
+  assert.is(malformed.body.error.code, 'malformed_json');
+
+  const deep = (n: number) => '{"a":'.repeat(n) + '1' + '}'.repeat(n);
+  const tooDeep = await post(b, deep(17));
+  assert.is(tooDeep.status, 400);
+  assert.is(tooDeep.body.error.code, 'json_too_deep');
+  // 16 levels is allowed: it reaches validation instead.
+  const sixteen = await post(b, deep(16));
+  assert.is(sixteen.body.error.code, 'unknown_field');
+
+  const badUtf8 = await post(
+    b,
+    Buffer.from([0x7b, 0x22, 0x6e, 0x22, 0x3a, 0x22, 0xff, 0xfe, 0x22, 0x7d]),
+  );
+  assert.is(badUtf8.status, 400);
+  assert.is(badUtf8.body.error.code, 'invalid_utf8');
+});
+
+t('422 unknown_field and validation_failed itemize fields', async ({ b }) => {
+  const unknown = await b.api('POST', '/api/v3/credentials', {
+    key: newKey(),
+    body: { name: 'x', permissions: ['users.read'], colour: 'red' },
+  });
+  assert.is(unknown.status, 422);
+  assert.is(unknown.body.error.code, 'unknown_field');
+  assert.equal(
+    unknown.body.error.details.map((d: any) => [d.field, d.code]),
+    [['colour', 'unknown_field']],
+  );
+
+  const invalid = await b.api('POST', '/api/v3/credentials', {
+    key: newKey(),
+    body: { name: '', permissions: ['not a permission'], auth_mode: 'sometimes' },
+  });
+  assert.is(invalid.status, 422);
+  assert.is(invalid.body.error.code, 'validation_failed');
+  const fields = invalid.body.error.details.map((d: any) => `${d.field}:${d.code}`).sort();
+  assert.equal(fields, [
+    'auth_mode:invalid_value',
+    'name:too_short',
+    'permissions.0:invalid_format',
+  ]);
+  for (const d of invalid.body.error.details) assert.type(d.message, 'string');
+
+  const missing = await b.api('POST', '/api/v3/credentials', { key: newKey(), body: {} });
+  assert.equal(missing.body.error.details.map((d: any) => `${d.field}:${d.code}`).sort(), [
+    'name:required',
+    'permissions:required',
+  ]);
+});
+
+t('400 unknown_parameter; 422 for a parameter out of range', async ({ b }) => {
+  const unknown = await b.api('GET', '/api/v3/credentials?colour=red');
+  assert.is(unknown.status, 400);
+  assert.is(unknown.body.error.code, 'unknown_parameter');
+  assert.is(unknown.body.error.details[0].parameter, 'colour');
+  const range = await b.api('GET', '/api/v3/credentials?limit=500');
+  assert.is(range.status, 422);
+  assert.is(range.body.error.code, 'validation_failed');
+  assert.equal(
+    [range.body.error.details[0].parameter, range.body.error.details[0].code],
+    ['limit', 'too_large'],
+  );
+});
+
+t('405 with Allow, 503 operation_not_catalogued outside the spec', async ({ b }) => {
+  const res = await b.api('DELETE', '/api/v3/capabilities');
+  assert.is(res.status, 405);
+  assert.is(res.body.error.code, 'method_not_allowed');
+  assert.is(res.headers.get('allow'), 'GET');
+  const unknown = await b.api('GET', '/api/v3/no-such-thing');
+  assert.is(unknown.status, 503);
+  assert.is(unknown.body.error.code, 'operation_not_catalogued');
+});
+
+t('messages are localized; codes never change', async ({ b }) => {
+  const messages = new Set<string>();
+  for (const lang of ['en-US', 'pt-BR', 'es-ES', 'fr-FR']) {
+    const res = await b.api('GET', '/api/v3/no-such-thing', {
+      headers: { 'accept-language': lang },
+    });
+    assert.is(res.body.error.code, 'operation_not_catalogued');
+    messages.add(res.body.error.message);
+  }
+  assert.is(messages.size, 4);
+  const fallback = await b.api('GET', '/api/v3/no-such-thing', {
+    headers: { 'accept-language': 'de-DE' },
+  });
+  const english = await b.api('GET', '/api/v3/no-such-thing');
+  assert.is(fallback.body.error.message, english.body.error.message);
+});
+
+t('500 internal_error carries no detail', async ({ b }) => {
+  const credentials = b.app.services.credentials;
+  const original = credentials.revoke;
+  credentials.revoke = async () => {
+    throw new Error('secret internals: connection string postgres://x');
+  };
+  try {
+    const res = await b.api('POST', `/api/v3/credentials/${b.credentialId}/revocations`, {
+      key: newKey(),
+    });
+    assert.is(res.status, 500);
+    assert.is(res.body.error.code, 'internal_error');
+    assert.equal(res.body.error.details, []);
+    assert.not.match(res.text, /postgres|internals/);
+  } finally {
+    credentials.revoke = original;
+  }
+});
+
+t.run();

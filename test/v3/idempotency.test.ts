@@ -1,0 +1,246 @@
+// Idempotency keys: required on POST, replay, reuse, in-progress, crash (result_uncertain), 48 h.
+import { suite } from 'uvu';
+import * as assert from 'uvu/assert';
+import { boot, newKey, type Booted } from '../helpers/app.ts';
+import { HOUR } from '../../src/clock.ts';
+import { idempotencyRepo } from '../../src/domain/idempotency/repo.ts';
+import { requestHash } from '../../src/domain/idempotency/service.ts';
+
+const t = suite<{ b: Booted }>('idempotency');
+t.before(async (ctx) => {
+  ctx.b = await boot();
+});
+t.after(async (ctx) => ctx.b.close());
+
+async function countCredentials(b: Booted): Promise<number> {
+  const res = await b.api('GET', '/api/v3/credentials?limit=200');
+  return res.body.data.length;
+}
+
+async function newTarget(b: Booted): Promise<string> {
+  const { id } = await b.app.services.accounts.createRootCredential({
+    accountId: b.accountId,
+    permissions: ['users.read'],
+  });
+  return String(id);
+}
+
+t('a state-changing POST requires a well-formed key', async ({ b }) => {
+  const body = { name: 'x', permissions: ['users.read'] };
+  const missing = await b.api('POST', '/api/v3/credentials', { body });
+  assert.is(missing.status, 422);
+  assert.is(missing.body.error.code, 'idempotency_key_required');
+  for (const key of ['a'.repeat(129), 'has space', 'accent-é', 'slash/no']) {
+    const res = await b.api('POST', '/api/v3/credentials', {
+      body,
+      headers: { 'idempotency-key': key },
+    });
+    assert.is(res.status, 422, key);
+    assert.is(res.body.error.code, 'idempotency_key_invalid');
+  }
+  const ok = await b.api('POST', '/api/v3/credentials', {
+    body,
+    key: 'A.b_c:d-' + 'x'.repeat(120),
+  });
+  assert.is(ok.status, 201);
+});
+
+t('same key, body and route replays the recorded response', async ({ b }) => {
+  const id = await newTarget(b);
+  const key = newKey();
+  const first = await b.api('POST', `/api/v3/credentials/${id}/revocations`, { key });
+  assert.is(first.status, 200);
+  assert.is(first.headers.get('idempotent-replayed'), null);
+  const again = await b.api('POST', `/api/v3/credentials/${id}/revocations`, { key });
+  assert.is(again.status, 200);
+  assert.is(again.headers.get('idempotent-replayed'), 'true');
+  assert.equal(again.body, first.body);
+  assert.is.not(again.headers.get('x-request-id'), first.headers.get('x-request-id'));
+  // Without the key the same call is a new request, and the credential is already revoked.
+  const fresh = await b.api('POST', `/api/v3/credentials/${id}/revocations`, { key: newKey() });
+  assert.is(fresh.status, 422);
+  assert.is(fresh.body.error.code, 'credential_revoked');
+});
+
+t('a recorded business rejection is replayed too', async ({ b }) => {
+  const key = newKey();
+  const first = await b.api('POST', '/api/v3/credentials/999999/revocations', { key });
+  assert.is(first.status, 404);
+  const again = await b.api('POST', '/api/v3/credentials/999999/revocations', { key });
+  assert.is(again.status, 404);
+  assert.is(again.body.error.code, 'not_found');
+  assert.is(again.headers.get('idempotent-replayed'), 'true');
+  assert.is(again.body.error.request_id, again.headers.get('x-request-id'));
+});
+
+t('another body or another route with the same key is reuse', async ({ b }) => {
+  const key = newKey();
+  assert.is(
+    (
+      await b.api('POST', '/api/v3/credentials', {
+        key,
+        body: { name: 'a', permissions: ['users.read'] },
+      })
+    ).status,
+    201,
+  );
+  const otherBody = await b.api('POST', '/api/v3/credentials', {
+    key,
+    body: { name: 'b', permissions: ['users.read'] },
+  });
+  assert.is(otherBody.status, 422);
+  assert.is(otherBody.body.error.code, 'idempotency_key_reused');
+  const id = await newTarget(b);
+  const otherRoute = await b.api('POST', `/api/v3/credentials/${id}/revocations`, { key });
+  assert.is(otherRoute.body.error.code, 'idempotency_key_reused');
+});
+
+t('a secret shown once is never replayed', async ({ b }) => {
+  const key = newKey();
+  const body = { name: 'once', permissions: ['users.read'] };
+  const first = await b.api('POST', '/api/v3/credentials', { key, body });
+  assert.is(first.status, 201);
+  assert.match(first.body.data.secret, /^sch_live_/);
+  const again = await b.api('POST', '/api/v3/credentials', { key, body });
+  assert.is(again.status, 409);
+  assert.is(again.body.error.code, 'secret_not_replayable');
+  assert.not.match(again.text, /sch_live_/);
+});
+
+t('a validation error does not consume the key', async ({ b }) => {
+  const key = newKey();
+  const bad = await b.api('POST', '/api/v3/credentials', { key, body: { name: 'x' } });
+  assert.is(bad.status, 422);
+  assert.is(bad.body.error.code, 'validation_failed');
+  const good = await b.api('POST', '/api/v3/credentials', {
+    key,
+    body: { name: 'x', permissions: ['users.read'] },
+  });
+  assert.is(good.status, 201);
+});
+
+t('twenty concurrent identical requests create exactly one resource', async ({ b }) => {
+  const before = await countCredentials(b);
+  const key = newKey();
+  const body = { name: 'concurrent', permissions: ['users.read'] };
+  const results = await Promise.all(
+    Array.from({ length: 20 }, () => b.api('POST', '/api/v3/credentials', { key, body })),
+  );
+  const statuses = results.map((r) => r.status);
+  assert.is(statuses.filter((s) => s === 201).length, 1, statuses.join(','));
+  for (const r of results.filter((r) => r.status !== 201)) {
+    assert.ok(
+      ['idempotency_in_progress', 'secret_not_replayable'].includes(r.body.error.code),
+      r.body.error.code,
+    );
+  }
+  assert.is(await countCredentials(b), before + 1);
+});
+
+t('a lock left by a crashed request is result_uncertain, then the retry runs', async ({ b }) => {
+  const id = await newTarget(b);
+  const key = newKey();
+  const path = `/api/v3/credentials/${id}/revocations`;
+  // What a process that died mid-request leaves behind: the lock row, and no effects (they were
+  // in the transaction that never committed).
+  const lockedAt = new Date(b.clock.now().getTime() - 2 * 60_000).toISOString();
+  await idempotencyRepo.tryLock(b.app.db, {
+    credentialId: b.credentialId,
+    key,
+    hash: requestHash('POST', path, undefined),
+    owner: 'a-process-that-died',
+    now: lockedAt,
+  });
+  const uncertain = await b.api('POST', path, { key });
+  assert.is(uncertain.status, 409);
+  assert.is(uncertain.body.error.code, 'result_uncertain');
+  const retried = await b.api('POST', path, { key });
+  assert.is(retried.status, 200);
+  assert.is(retried.body.data.status, 'revoked');
+  const replay = await b.api('POST', path, { key });
+  assert.is(replay.headers.get('idempotent-replayed'), 'true');
+});
+
+t('a live lock is idempotency_in_progress', async ({ b }) => {
+  const id = await newTarget(b);
+  const key = newKey();
+  const path = `/api/v3/credentials/${id}/revocations`;
+  await idempotencyRepo.tryLock(b.app.db, {
+    credentialId: b.credentialId,
+    key,
+    hash: requestHash('POST', path, undefined),
+    owner: b.app.services.idempotency.bootId,
+    now: b.clock.now().toISOString(),
+  });
+  const res = await b.api('POST', path, { key });
+  assert.is(res.status, 409);
+  assert.is(res.body.error.code, 'idempotency_in_progress');
+});
+
+t('after 48 hours the same key is a new request', async ({ b }) => {
+  const key = newKey();
+  assert.is(
+    (
+      await b.api('POST', '/api/v3/credentials', {
+        key,
+        body: { name: 'a', permissions: ['users.read'] },
+      })
+    ).status,
+    201,
+  );
+  b.clock.advance(47 * HOUR);
+  const within = await b.api('POST', '/api/v3/credentials', {
+    key,
+    body: { name: 'b', permissions: ['users.read'] },
+  });
+  assert.is(within.body.error.code, 'idempotency_key_reused');
+  b.clock.advance(HOUR);
+  const after = await b.api('POST', '/api/v3/credentials', {
+    key,
+    body: { name: 'b', permissions: ['users.read'] },
+  });
+  assert.is(after.status, 201);
+  assert.is(after.body.data.name, 'b');
+});
+
+t('keys are scoped per credential', async ({ b }) => {
+  const other = await b.app.services.accounts.createRootCredential({
+    accountId: b.accountId,
+    permissions: ['*'],
+  });
+  const key = newKey();
+  assert.is(
+    (
+      await b.api('POST', '/api/v3/credentials', {
+        key,
+        body: { name: 'a', permissions: ['users.read'] },
+      })
+    ).status,
+    201,
+  );
+  const res = await b.api('POST', '/api/v3/credentials', {
+    key,
+    secret: other.secret,
+    body: { name: 'other', permissions: ['users.read'] },
+  });
+  assert.is(res.status, 201);
+});
+
+t('PATCH accepts a key; GET ignores one', async ({ b }) => {
+  const id = await newTarget(b);
+  const key = newKey();
+  const first = await b.api('PATCH', `/api/v3/credentials/${id}`, {
+    key,
+    body: { name: 'renamed' },
+  });
+  assert.is(first.status, 200, JSON.stringify(first.body));
+  const again = await b.api('PATCH', `/api/v3/credentials/${id}`, {
+    key,
+    body: { name: 'renamed' },
+  });
+  assert.is(again.headers.get('idempotent-replayed'), 'true');
+  const get = await b.api('GET', `/api/v3/credentials/${id}`, { key: 'whatever' });
+  assert.is(get.status, 200, JSON.stringify(get.body));
+});
+
+t.run();
