@@ -53,6 +53,16 @@ t('413 over 1 MiB, by Content-Length and by a chunked stream', async ({ b }) => 
   assert.is(streamed.body.error.code, 'payload_too_large');
 });
 
+t('an empty JSON body is a validation error, not a media type error', async ({ b }) => {
+  const res = await post(b, '');
+  assert.is(res.status, 422);
+  assert.is(res.body.error.code, 'validation_failed');
+  const charset = await post(b, JSON.stringify({ name: 'x', permissions: ['users.read'] }), {
+    'content-type': 'application/json; charset=utf-8',
+  });
+  assert.is(charset.status, 201);
+});
+
 t('400 malformed_json, json_too_deep, invalid_utf8', async ({ b }) => {
   const malformed = await post(b, '{"name": "x",');
   assert.is(malformed.status, 400);

@@ -95,11 +95,9 @@ export function v3Pipeline(deps: PipelineDeps): Middleware {
   async function readJsonBody(ctx: Context, op: Operation, locale: Locale): Promise<unknown> {
     const hasContent =
       Number(ctx.get('content-length') || 0) > 0 || ctx.get('transfer-encoding') !== '';
-    if (op.hasBody || hasContent) {
-      if (!ctx.is('application/json') && (op.hasBody || hasContent)) {
-        throw new AppError('unsupported_media_type');
-      }
-    }
+    // Read the header itself: ctx.is() answers null for an empty body.
+    const isJson = /^application\/json\s*(;|$)/i.test(ctx.get('content-type'));
+    if ((op.hasBody || hasContent) && !isJson) throw new AppError('unsupported_media_type');
     const body = parseJson(await readBody(ctx.req));
     if (op.validateBody) {
       check(op.validateBody, body === undefined ? null : body, 'field', locale);
