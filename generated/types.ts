@@ -206,6 +206,8 @@ export interface paths {
         /**
          * Create a user
          * @description Creates a student. Emails are unique per account, case-insensitively (409 `already_exists`).
+         *     An invalid CPF answers 422 `validation_failed` with a `document` detail coded
+         *     `invalid_document`. Blank optional strings are stored as `null`.
          */
         post: operations["createUser"];
         delete?: never;
@@ -240,7 +242,9 @@ export interface paths {
         head?: never;
         /**
          * Update a user
-         * @description Only fields present change; `null` clears an optional field. If-Match guards against lost updates.
+         * @description Only fields present change; `null` (or a blank string) clears an optional field; `utm`
+         *     merges key by key. Changing `email` re-checks uniqueness (409 `already_exists`).
+         *     If-Match guards against lost updates.
          */
         patch: operations["updateUser"];
         trace?: never;
@@ -455,7 +459,9 @@ export interface components {
          * @example users.read
          */
         Permission: string;
+        Credential: components["schemas"]["CredentialFields"];
         /**
+         * @description The fields of a credential; `Credential` closes them.
          * @example {
          *       "object": "credential",
          *       "id": "7",
@@ -478,7 +484,7 @@ export interface components {
          *       "updated_at": "2026-11-01T08:00:00.000Z"
          *     }
          */
-        Credential: {
+        CredentialFields: {
             /** @constant */
             object: "credential";
             id: components["schemas"]["Id"];
@@ -506,7 +512,7 @@ export interface components {
             expires_at: components["schemas"]["Timestamp"];
             eligible_since: components["schemas"]["Timestamp"];
         };
-        CredentialWithSecret: components["schemas"]["Credential"] & {
+        CredentialWithSecret: components["schemas"]["CredentialFields"] & {
             /**
              * @description The secret, shown once.
              * @example sch_live_4f9TQ0m3
@@ -598,9 +604,10 @@ export interface components {
             points: number;
             /**
              * Format: uri
-             * @description Signs the student in without a password.
+             * @description Signs the student in without a password: `{PUBLIC_BASE_URL}/login/auto?token={auto_login_token}`.
              */
             auto_login_url: string;
+            /** @description Random secret behind `auto_login_url`. */
             auto_login_token: string;
             utm: components["schemas"]["UtmOut"];
             started_at: components["schemas"]["NullableTimestamp"];
@@ -644,11 +651,13 @@ export interface components {
             /** Format: email */
             email?: string;
             phone?: string | null;
+            /** @description CPF, with or without punctuation; check digits are verified. */
             document?: string | null;
             job_title?: string | null;
             company_name?: string | null;
             company_size?: string | null;
             free?: boolean;
+            /** @description Merged key by key; a key set to `null` is cleared. */
             utm?: components["schemas"]["Utm"];
         };
         /**
@@ -1155,7 +1164,7 @@ export interface operations {
                 sort?: "created_at" | "-created_at";
                 /** @description Only the user with this email (case-insensitive). */
                 email?: string;
-                /** @description Only users that have this tag. */
+                /** @description Only users that have this tag (a tag of another account matches nothing). */
                 tag_id?: components["schemas"]["Id"];
                 /** @description Only users created at or after this instant. */
                 created_after?: string;
@@ -1445,6 +1454,7 @@ export interface operations {
             400: components["responses"]["BadRequest"];
             401: components["responses"]["Unauthorized"];
             403: components["responses"]["Forbidden"];
+            422: components["responses"]["Unprocessable"];
             default: components["responses"]["Error"];
         };
     };

@@ -1,0 +1,131 @@
+// Students (table `users`). Every function takes the caller's `tx`: inside an idempotent write
+// that is the request's transaction, and SQLite has a single connection.
+import type { Tx } from '../../db/knex.ts';
+import { bool, insertId, json } from '../../db/dialect.ts';
+
+export const UTM_KEYS = [
+  'adcampaign',
+  'adid',
+  'fbclid',
+  'gclid',
+  'groupid',
+  'page_name',
+  'utm_content',
+  'utm_medium',
+  'utm_source',
+  'utm_term',
+] as const;
+export type UtmKey = (typeof UTM_KEYS)[number];
+export type Utm = Record<UtmKey, string | null>;
+
+export interface User {
+  id: number;
+  accountId: number;
+  name: string;
+  email: string;
+  phone: string | null;
+  document: string | null;
+  jobTitle: string | null;
+  companyName: string | null;
+  companySize: string | null;
+  free: boolean;
+  points: number;
+  autoLoginToken: string;
+  utm: Utm;
+  startedAt: string | null;
+  lastAccessAt: string | null;
+  revision: string;
+  createdAt: string;
+  updatedAt: string;
+}
+
+/** Always all ten keys, whatever was stored, so the resource shape never varies. */
+export function fullUtm(partial: Partial<Record<string, string | null>> | null | undefined): Utm {
+  const out = {} as Utm;
+  for (const k of UTM_KEYS) out[k] = partial?.[k] ?? null;
+  return out;
+}
+
+const map = (r: any): User => ({
+  id: Number(r.id),
+  accountId: Number(r.account_id),
+  name: r.name,
+  email: r.email,
+  phone: r.phone,
+  document: r.document,
+  jobTitle: r.job_title,
+  companyName: r.company_name,
+  companySize: r.company_size,
+  free: bool(r.free),
+  points: Number(r.points),
+  autoLoginToken: r.auto_login_token,
+  utm: fullUtm(json<Partial<Utm>>(r.utm, {})),
+  startedAt: r.started_at,
+  lastAccessAt: r.last_access_at,
+  revision: r.revision,
+  createdAt: r.created_at,
+  updatedAt: r.updated_at,
+});
+
+export interface UserFilters {
+  emailLower?: string;
+  tagId?: number | null;
+  createdAfter?: string;
+  createdBefore?: string;
+}
+
+export const usersRepo = {
+  map,
+
+  async get(tx: Tx, accountId: number, id: number): Promise<User | null> {
+    const r = await tx('users').where({ account_id: accountId, id }).first();
+    return r ? map(r) : null;
+  },
+
+  async findByEmail(tx: Tx, accountId: number, emailLower: string): Promise<User | null> {
+    const r = await tx('users').where({ account_id: accountId, email_lower: emailLower }).first();
+    return r ? map(r) : null;
+  },
+
+  /** Unordered, unpaginated: the caller (paginate) adds the keyset condition and ORDER BY. */
+  listQuery(tx: Tx, accountId: number, f: UserFilters) {
+    const q = tx('users').where('users.account_id', accountId);
+    if (f.emailLower !== undefined) q.where('users.email_lower', f.emailLower);
+    if (f.createdAfter !== undefined) q.where('users.created_at', '>=', f.createdAfter);
+    if (f.createdBefore !== undefined) q.where('users.created_at', '<', f.createdBefore);
+    if (f.tagId !== undefined) {
+      // An unparseable tag id matches nothing rather than failing: it is just a filter value.
+      const tagId = f.tagId ?? 0;
+      q.whereExists(
+        tx('user_tags')
+          .select(tx.raw('1'))
+          .whereRaw('user_tags.user_id = users.id')
+          .where('user_tags.tag_id', tagId),
+      );
+    }
+    return q.select('users.*');
+  },
+
+  async insert(tx: Tx, row: Record<string, unknown>): Promise<number> {
+    return insertId(tx, 'users', row);
+  },
+
+  /** With `revision`, only that revision is overwritten (If-Match made atomic); returns rows hit. */
+  async update(
+    tx: Tx,
+    id: number,
+    changes: Record<string, unknown>,
+    revision?: string,
+  ): Promise<number> {
+    const q = tx('users').where('id', id);
+    if (revision !== undefined) q.where('revision', revision);
+    return q.update(changes);
+  },
+
+  async remove(tx: Tx, id: number, revision?: string): Promise<number> {
+    await tx('user_tags').where('user_id', id).delete();
+    const q = tx('users').where('id', id);
+    if (revision !== undefined) q.where('revision', revision);
+    return q.delete();
+  },
+};

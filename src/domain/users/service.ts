@@ -1,0 +1,222 @@
+// Students: create, read, list, update, delete. Takes an account id rather than a v3 AuthContext so
+// the legacy v1/v2 routes (authenticated by a legacy key) can call the same use cases.
+import type { Db, Tx } from '../../db/knex.ts';
+import type { Clock } from '../../clock.ts';
+import { isUniqueViolation } from '../../db/dialect.ts';
+import { paginate, type PageResult } from '../../db/paginate.ts';
+import { AppError, type ErrorDetail } from '../../errors.ts';
+import { detailMessage } from '../../i18n/messages.ts';
+import { filtersHash, type CursorCodec } from '../shared/cursor.ts';
+import { newRevision, randomBase62 } from '../shared/ids.ts';
+import { assertRevision } from '../shared/revision.ts';
+import { normalizeCpf } from './cpf.ts';
+import { fullUtm, usersRepo as repo, type User, type Utm } from './repo.ts';
+
+type Nullable = string | null | undefined;
+
+export interface UserInput {
+  name?: string;
+  email?: string;
+  phone?: Nullable;
+  document?: Nullable;
+  job_title?: Nullable;
+  company_name?: Nullable;
+  company_size?: Nullable;
+  free?: boolean;
+  utm?: Partial<Utm>;
+}
+
+export interface UserListQuery {
+  sort?: 'created_at' | '-created_at';
+  email?: string;
+  tag_id?: number | null;
+  created_after?: string;
+  created_before?: string;
+  limit?: number;
+  cursor?: string;
+}
+
+const OPTIONAL_TEXT = ['phone', 'job_title', 'company_name', 'company_size'] as const;
+
+/** Trimmed; a blank optional value means "no value" (forms send "" for empty inputs). */
+const text = (v: string | null): string | null => {
+  const t = v?.trim();
+  return t ? t : null;
+};
+
+const detail = (field: string, code: string): ErrorDetail => ({
+  field,
+  code,
+  message: detailMessage(code, 'en-US'),
+});
+
+const duplicateEmail = () =>
+  new AppError('already_exists', { details: [detail('email', 'already_exists')] });
+
+function documentValue(raw: string | null): string | null {
+  const t = text(raw);
+  if (t === null) return null;
+  const digits = normalizeCpf(t);
+  if (!digits) {
+    throw new AppError('validation_failed', { details: [detail('document', 'invalid_document')] });
+  }
+  return digits;
+}
+
+/** The row changed (If-Match sent) or vanished (no If-Match) between our read and our write. */
+const lost = (ifMatch: string | undefined) =>
+  new AppError(ifMatch === undefined ? 'not_found' : 'revision_mismatch');
+
+/** ISO instants compare as strings only once normalized to UTC with milliseconds. */
+function instant(parameter: string, v: string | undefined): string | undefined {
+  if (v === undefined) return undefined;
+  const ms = Date.parse(v);
+  // The schema's date-time format admits a leap second (…:60Z), which Date cannot represent.
+  if (Number.isNaN(ms)) {
+    throw new AppError('validation_failed', {
+      details: [{ parameter, code: 'invalid_format', message: detailMessage('invalid', 'en-US') }],
+    });
+  }
+  return new Date(ms).toISOString();
+}
+
+export class UsersService {
+  constructor(
+    private readonly db: Db,
+    private readonly clock: Clock,
+    private readonly cursors: CursorCodec,
+  ) {}
+
+  /** Writes run in the caller's transaction (idempotent requests) or in one of their own. */
+  private inTx<T>(tx: Tx | undefined, fn: (tx: Tx) => Promise<T>): Promise<T> {
+    return tx ? fn(tx) : this.db.transaction(fn);
+  }
+
+  async get(accountId: number, id: number | null, tx: Tx = this.db): Promise<User> {
+    const u = id === null ? null : await repo.get(tx, accountId, id);
+    if (!u) throw new AppError('not_found');
+    return u;
+  }
+
+  async list(accountId: number, q: UserListQuery, tx: Tx = this.db): Promise<PageResult<User>> {
+    const sortName = q.sort ?? '-created_at';
+    const desc = sortName === '-created_at';
+    const filters = {
+      emailLower: q.email?.toLowerCase(),
+      tagId: q.tag_id,
+      createdAfter: instant('created_after', q.created_after),
+      createdBefore: instant('created_before', q.created_before),
+    };
+    const page = await paginate<Record<string, unknown>>(
+      repo.listQuery(tx, accountId, filters),
+      this.cursors,
+      {
+        sortName,
+        sort: [
+          { column: 'users.created_at', desc },
+          { column: 'users.id', desc },
+        ],
+        filters: filtersHash(filters),
+        limit: q.limit ?? 50,
+        cursor: q.cursor,
+      },
+    );
+    return { rows: page.rows.map(repo.map), page: page.page };
+  }
+
+  async create(
+    accountId: number,
+    input: UserInput & { name: string; email: string },
+    opts: { tx?: Tx } = {},
+  ): Promise<User> {
+    const document = documentValue(input.document ?? null);
+    const now = this.clock.now().toISOString();
+    const emailLower = input.email.toLowerCase();
+    return this.inTx(opts.tx, async (tx) => {
+      if (await repo.findByEmail(tx, accountId, emailLower)) throw duplicateEmail();
+      const row: Record<string, unknown> = {
+        account_id: accountId,
+        name: input.name.trim(),
+        email: input.email,
+        email_lower: emailLower,
+        document,
+        free: Boolean(input.free),
+        points: 0,
+        // The v1 "login_crstk": a bearer token for password-less sign-in, so it is random.
+        auto_login_token: randomBase62(32),
+        utm: JSON.stringify(fullUtm(input.utm)),
+        started_at: null,
+        last_access_at: null,
+        revision: newRevision(),
+        created_at: now,
+        updated_at: now,
+      };
+      for (const k of OPTIONAL_TEXT) row[k] = text(input[k] ?? null);
+      let id: number;
+      try {
+        id = await repo.insert(tx, row);
+      } catch (err) {
+        // A concurrent create won the race; nothing else may run in an aborted PG transaction.
+        if (isUniqueViolation(err)) throw duplicateEmail();
+        throw err;
+      }
+      return (await repo.get(tx, accountId, id))!;
+    });
+  }
+
+  /** Only present fields change; null clears an optional field; utm merges key by key. */
+  async update(
+    accountId: number,
+    id: number | null,
+    input: UserInput,
+    ifMatch: string | undefined,
+    opts: { tx?: Tx } = {},
+  ): Promise<User> {
+    const changes: Record<string, unknown> = {};
+    if (input.document !== undefined) changes.document = documentValue(input.document);
+    if (input.name !== undefined) changes.name = input.name.trim();
+    if (input.free !== undefined) changes.free = input.free;
+    for (const k of OPTIONAL_TEXT) if (input[k] !== undefined) changes[k] = text(input[k]);
+    return this.inTx(opts.tx, async (tx) => {
+      const u = await this.get(accountId, id, tx);
+      assertRevision(ifMatch, u.revision);
+      if (input.email !== undefined) {
+        const emailLower = input.email.toLowerCase();
+        const other = await repo.findByEmail(tx, accountId, emailLower);
+        if (other && other.id !== u.id) throw duplicateEmail();
+        changes.email = input.email;
+        changes.email_lower = emailLower;
+      }
+      if (input.utm !== undefined)
+        changes.utm = JSON.stringify(fullUtm({ ...u.utm, ...input.utm }));
+      changes.revision = newRevision();
+      changes.updated_at = this.clock.now().toISOString();
+      let hit: number;
+      try {
+        // With If-Match the write is guarded by the revision read, so a concurrent write between
+        // our read and this update still answers 412; without it the latest revision wins.
+        hit = await repo.update(tx, u.id, changes, ifMatch === undefined ? undefined : u.revision);
+      } catch (err) {
+        if (isUniqueViolation(err)) throw duplicateEmail();
+        throw err;
+      }
+      if (hit === 0) throw lost(ifMatch);
+      return (await repo.get(tx, accountId, u.id))!;
+    });
+  }
+
+  async remove(
+    accountId: number,
+    id: number | null,
+    ifMatch: string | undefined,
+    opts: { tx?: Tx } = {},
+  ): Promise<void> {
+    await this.inTx(opts.tx, async (tx) => {
+      const u = await this.get(accountId, id, tx);
+      assertRevision(ifMatch, u.revision);
+      // Tags go first and roll back with the rest if the user changed meanwhile.
+      const guard = ifMatch === undefined ? undefined : u.revision;
+      if ((await repo.remove(tx, u.id, guard)) === 0) throw lost(ifMatch);
+    });
+  }
+}
