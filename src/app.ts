@@ -16,6 +16,8 @@ import { CredentialsService } from './domain/credentials/service.ts';
 import { IdempotencyService } from './domain/idempotency/service.ts';
 import { RateLimits } from './domain/ratelimit.ts';
 import { CursorCodec } from './domain/shared/cursor.ts';
+import { UsersService } from './domain/users/service.ts';
+import { TagsService } from './domain/tags/service.ts';
 import { common } from './http/common.ts';
 import { buildCatalog } from './http/v3/catalog.ts';
 import { v3Pipeline } from './http/v3/pipeline.ts';
@@ -58,6 +60,8 @@ export async function createApp(config: Config, options: AppOptions = {}) {
     idempotency: new IdempotencyService(db, clock),
     rateLimits: new RateLimits(db, config.rateLimit),
     audit: new AuditService(db),
+    users: new UsersService(db, clock, cursors),
+    tags: new TagsService(db, clock, cursors),
     human: null as HumanVerifier | null,
   };
 
@@ -67,7 +71,7 @@ export async function createApp(config: Config, options: AppOptions = {}) {
   const handlers: Handlers = {
     ...metaHandlers({ spec, release, catalog, audit: services.audit }),
     ...credentialHandlers(services.credentials, cursors),
-    ...userHandlers({ db, clock, config, cursors }),
+    ...userHandlers({ db, clock, config, cursors }, services.users, services.tags),
   };
 
   const koa = new Koa();

@@ -1,9 +1,9 @@
-// User handlers (students and their tags). userHandlers keeps its signature: app.ts calls it with
-// the shared deps and spreads the result, tag handlers included.
+// User handlers (students and their tags), tag handlers included. The services come from the
+// composition root so the legacy v1/v2 routes share the same use cases.
 import type { components } from '../../generated/types.ts';
 import type { User } from '../domain/users/repo.ts';
-import { UsersService } from '../domain/users/service.ts';
-import { TagsService } from '../domain/tags/service.ts';
+import type { UsersService } from '../domain/users/service.ts';
+import type { TagsService } from '../domain/tags/service.ts';
 import { fromId } from '../domain/shared/ids.ts';
 import { etag } from '../domain/shared/revision.ts';
 import type { Handlers } from './types.ts';
@@ -47,9 +47,11 @@ export function presentUser(u: User, publicBaseUrl: string): UserOut {
   };
 }
 
-export function userHandlers(deps: ResourceDeps): Pick<Handlers, UserOps | TagOps> {
-  const users = new UsersService(deps.db, deps.clock, deps.cursors);
-  const tags = new TagsService(deps.db, deps.clock, deps.cursors);
+export function userHandlers(
+  deps: ResourceDeps,
+  users: UsersService,
+  tags: TagsService,
+): Pick<Handlers, UserOps | TagOps> {
   const show = (u: User) => presentUser(u, deps.config.publicBaseUrl);
   const one = (u: User) => ({ body: { data: show(u) }, headers: { ETag: etag(u.revision) } });
   return {
