@@ -92,6 +92,8 @@ export async function createApp(config: Config, options: AppOptions = {}) {
       onError,
     }),
   );
+  koa.use(legacyRoutes({ db, clock, logger }));
+  koa.use(oauth.routes);
 
   const server = http.createServer(koa.callback());
 

@@ -16,10 +16,19 @@ export function isPostgresUrl(url: string): boolean {
   return url.startsWith('postgres://') || url.startsWith('postgresql://');
 }
 
+// knex prints its warnings with console.log; keep stdout for the server's own output.
+const log = {
+  warn: (m: unknown) => process.stderr.write(`knex: ${String(m)}\n`),
+  deprecate: (m: unknown) => process.stderr.write(`knex: ${String(m)}\n`),
+  debug: () => undefined,
+  error: (m: unknown) => process.stderr.write(`knex: ${String(m)}\n`),
+};
+
 export function createDb(url: string, options: DbOptions = {}): Db {
   if (isPostgresUrl(url)) {
     return knexFactory({
       client: 'pg',
+      log,
       connection: url,
       searchPath: options.schema ? [options.schema] : undefined,
       pool: {
@@ -38,6 +47,7 @@ export function createDb(url: string, options: DbOptions = {}): Db {
     fs.mkdirSync(path.dirname(path.resolve(filename)), { recursive: true });
   return knexFactory({
     client: 'better-sqlite3',
+    log,
     connection: { filename },
     useNullAsDefault: true,
     pool: {

@@ -48,8 +48,13 @@ export class AccountsService {
     return this.clock.now().toISOString();
   }
 
-  async isEmpty(): Promise<boolean> {
-    return !(await this.db('accounts').first('id'));
+  async isEmpty(tx: Tx = this.db): Promise<boolean> {
+    return !(await tx('accounts').first('id'));
+  }
+
+  /** Runs several bootstrap steps atomically (pass the tx to each call). */
+  transaction<T>(fn: (tx: Tx) => Promise<T>): Promise<T> {
+    return this.db.transaction(fn);
   }
 
   async createAccount(
@@ -137,12 +142,12 @@ export class AccountsService {
     return { id, totpSecret };
   }
 
-  async linkAdmin(adminId: number, credentialId: number) {
-    const admin = await this.db('administrators').where('id', adminId).first('account_id');
-    const cred = await this.db('credentials').where('id', credentialId).first('account_id');
+  async linkAdmin(adminId: number, credentialId: number, tx: Tx = this.db) {
+    const admin = await tx('administrators').where('id', adminId).first('account_id');
+    const cred = await tx('credentials').where('id', credentialId).first('account_id');
     if (!admin || !cred) throw new AppError('not_found');
     if (admin.account_id !== cred.account_id) throw new AppError('tenant_mismatch');
-    await credentialsRepo.link(this.db, credentialId, adminId, this.now());
+    await credentialsRepo.link(tx, credentialId, adminId, this.now());
     return { admin_id: adminId, credential_id: credentialId };
   }
 

@@ -1,7 +1,64 @@
-// Placeholder until the legacy (v1/v2) surface lands.
-import type { Middleware } from 'koa';
+// The legacy surfaces: /api/v1 (v1), /api/v2 and /api/third (v2). Each request is authenticated
+// with the school API key, then handed to its generation's @koa/router; anything unmatched is a
+// 404 and every failure is rendered once, in that generation's envelope.
+import type { Context, Middleware } from 'koa';
+import type Router from '@koa/router';
+import { AppError } from '../../errors.ts';
+import { authenticateLegacy } from './authenticate.ts';
 import type { LegacyDeps } from './deps.ts';
+import { renderLegacyError, toLegacyError, type Generation } from './render.ts';
 
-export function legacyRoutes(_deps: LegacyDeps): Middleware {
-  return (_ctx, next) => next();
+/** Routers declare paths relative to their generation (`/usuario`, `/third/delivery`). */
+export interface LegacyRouters {
+  v1?: Router;
+  v2?: Router;
+}
+
+interface Surface {
+  base: string;
+  generation: Generation;
+  /** Stripped before routing: /api/third/delivery reaches the v2 route `/third/delivery`. */
+  mount: string;
+}
+
+const SURFACES: Surface[] = [
+  { base: '/api/v1', generation: 'v1', mount: '/api/v1' },
+  { base: '/api/v2', generation: 'v2', mount: '/api/v2' },
+  { base: '/api/third', generation: 'v2', mount: '/api' },
+];
+
+function surfaceOf(path: string): Surface | undefined {
+  return SURFACES.find((s) => path === s.base || path.startsWith(s.base + '/'));
+}
+
+export function legacyRoutes(deps: LegacyDeps, routers: LegacyRouters = {}): Middleware {
+  const dispatch = {
+    v1: routers.v1?.routes(),
+    v2: routers.v2?.routes(),
+  };
+
+  async function route(ctx: Context, surface: Surface): Promise<void> {
+    const handle = dispatch[surface.generation];
+    if (handle) {
+      // @koa/router matches on newRouterPath when set, so one router serves several mounts.
+      ctx.newRouterPath = ctx.path.slice(surface.mount.length) || '/';
+      // Legacy surfaces own their prefixes: nothing downstream answers for them.
+      await handle(ctx as any, async () => {});
+      if (ctx._matchedRoute) ctx.state.route = surface.mount + String(ctx._matchedRoute);
+    }
+    if (ctx.status === 404 && ctx.body == null) throw new AppError('not_found');
+  }
+
+  return async function legacy(ctx, next) {
+    const surface = surfaceOf(ctx.path);
+    if (!surface) return next();
+    try {
+      ctx.state.legacy = await authenticateLegacy(ctx, deps.db);
+      await route(ctx, surface);
+    } catch (err) {
+      const e = toLegacyError(err);
+      if (e.status >= 500) deps.logger.error({ err, request_id: ctx.state.requestId }, 'legacy');
+      renderLegacyError(ctx, surface.generation, e);
+    }
+  };
 }
