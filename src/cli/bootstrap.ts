@@ -3,6 +3,7 @@
 import type { AccountsService } from '../domain/accounts/service.ts';
 import { randomBase62 } from '../domain/shared/ids.ts';
 import type { Logger } from '../log.ts';
+import { isPostgres } from '../db/knex.ts';
 import type { Config } from '../config.ts';
 
 const DEMO_EMAIL = 'admin@demo.school';
@@ -18,6 +19,8 @@ export async function bootstrapDemo(
   // One transaction: a crash half-way leaves the database empty, so the next start bootstraps
   // again instead of leaving an account whose secrets were never shown.
   const demo = await accounts.transaction(async (tx) => {
+    // Two instances starting at once on an empty PostgreSQL database: only one bootstraps.
+    if (isPostgres(tx)) await tx.raw('SELECT pg_advisory_xact_lock(7231001)');
     if (!(await accounts.isEmpty(tx))) return null;
     const { id: accountId } = await accounts.createAccount({ name: 'Demo school' }, tx);
     const credential = await accounts.createRootCredential(
