@@ -1,5 +1,6 @@
 // Tags of an account and their assignment to students. Like UsersService it takes an account id,
 // so the legacy routes (adicionar_tag, remover_tag, lista_por_tag) can share the use cases.
+import { inTransaction } from '../../db/tx.ts';
 import type { Db, Tx } from '../../db/knex.ts';
 import type { Clock } from '../../clock.ts';
 import { isUniqueViolation } from '../../db/dialect.ts';
@@ -36,11 +37,6 @@ export class TagsService {
     private readonly cursors: CursorCodec,
   ) {}
 
-  /** Writes run in the caller's transaction (idempotent requests) or in one of their own. */
-  private inTx<T>(tx: Tx | undefined, fn: (tx: Tx) => Promise<T>): Promise<T> {
-    return tx ? fn(tx) : this.db.transaction(fn);
-  }
-
   async get(accountId: number, id: number | null, tx: Tx = this.db): Promise<Tag> {
     const t = id === null ? null : await repo.get(tx, accountId, id);
     if (!t) throw new AppError('not_found');
@@ -72,7 +68,7 @@ export class TagsService {
   async create(accountId: number, input: { name: string }, opts: { tx?: Tx } = {}): Promise<Tag> {
     const name = clean(input.name);
     const now = this.clock.now().toISOString();
-    return this.inTx(opts.tx, async (tx) => {
+    return inTransaction(this.db, opts.tx, async (tx) => {
       if (await repo.findByName(tx, accountId, name.toLowerCase())) throw duplicateName();
       let id: number;
       try {
@@ -101,7 +97,7 @@ export class TagsService {
     opts: { tx?: Tx } = {},
   ): Promise<Tag> {
     const name = clean(input.name);
-    return this.inTx(opts.tx, async (tx) => {
+    return inTransaction(this.db, opts.tx, async (tx) => {
       const t = await this.get(accountId, id, tx);
       assertRevision(ifMatch, t.revision);
       const other = await repo.findByName(tx, accountId, name.toLowerCase());
@@ -134,7 +130,7 @@ export class TagsService {
     ifMatch: string | undefined,
     opts: { tx?: Tx } = {},
   ): Promise<void> {
-    await this.inTx(opts.tx, async (tx) => {
+    await inTransaction(this.db, opts.tx, async (tx) => {
       const t = await this.get(accountId, id, tx);
       assertRevision(ifMatch, t.revision);
       if (t.usersCount > 0) throw new AppError('tag_in_use');
@@ -162,7 +158,7 @@ export class TagsService {
     tagId: number | null,
     opts: { tx?: Tx } = {},
   ): Promise<Tag> {
-    return this.inTx(opts.tx, async (tx) => {
+    return inTransaction(this.db, opts.tx, async (tx) => {
       const u = userId === null ? null : await usersRepo.get(tx, accountId, userId);
       if (!u) throw new AppError('not_found');
       const t = await this.get(accountId, tagId, tx);
@@ -177,7 +173,7 @@ export class TagsService {
     tagId: number | null,
     opts: { tx?: Tx } = {},
   ): Promise<void> {
-    await this.inTx(opts.tx, async (tx) => {
+    await inTransaction(this.db, opts.tx, async (tx) => {
       const u = userId === null ? null : await usersRepo.get(tx, accountId, userId);
       if (!u) throw new AppError('not_found');
       const t = await this.get(accountId, tagId, tx);

@@ -1,5 +1,6 @@
 // Students: create, read, list, update, delete. Takes an account id rather than a v3 AuthContext so
 // the legacy v1/v2 routes (authenticated by a legacy key) can call the same use cases.
+import { inTransaction } from '../../db/tx.ts';
 import type { Db, Tx } from '../../db/knex.ts';
 import type { Clock } from '../../clock.ts';
 import { isUniqueViolation } from '../../db/dialect.ts';
@@ -87,11 +88,6 @@ export class UsersService {
     private readonly cursors: CursorCodec,
   ) {}
 
-  /** Writes run in the caller's transaction (idempotent requests) or in one of their own. */
-  private inTx<T>(tx: Tx | undefined, fn: (tx: Tx) => Promise<T>): Promise<T> {
-    return tx ? fn(tx) : this.db.transaction(fn);
-  }
-
   async get(accountId: number, id: number | null, tx: Tx = this.db): Promise<User> {
     const u = id === null ? null : await repo.get(tx, accountId, id);
     if (!u) throw new AppError('not_found');
@@ -132,7 +128,7 @@ export class UsersService {
     const document = documentValue(input.document ?? null);
     const now = this.clock.now().toISOString();
     const emailLower = input.email.toLowerCase();
-    return this.inTx(opts.tx, async (tx) => {
+    return inTransaction(this.db, opts.tx, async (tx) => {
       if (await repo.findByEmail(tx, accountId, emailLower)) throw duplicateEmail();
       const row: Record<string, unknown> = {
         account_id: accountId,
@@ -177,7 +173,7 @@ export class UsersService {
     if (input.name !== undefined) changes.name = input.name.trim();
     if (input.free !== undefined) changes.free = input.free;
     for (const k of OPTIONAL_TEXT) if (input[k] !== undefined) changes[k] = text(input[k]);
-    return this.inTx(opts.tx, async (tx) => {
+    return inTransaction(this.db, opts.tx, async (tx) => {
       const u = await this.get(accountId, id, tx);
       assertRevision(ifMatch, u.revision);
       if (input.email !== undefined) {
@@ -211,7 +207,7 @@ export class UsersService {
     ifMatch: string | undefined,
     opts: { tx?: Tx } = {},
   ): Promise<void> {
-    await this.inTx(opts.tx, async (tx) => {
+    await inTransaction(this.db, opts.tx, async (tx) => {
       const u = await this.get(accountId, id, tx);
       assertRevision(ifMatch, u.revision);
       // Tags go first and roll back with the rest if the user changed meanwhile.
