@@ -2,9 +2,11 @@
 import type { Knex } from 'knex';
 import type { Db } from './knex.ts';
 import * as m001 from './migrations/001_foundation.ts';
+import * as m002 from './migrations/002_oauth.ts';
 
 const migrations: Record<string, Knex.Migration> = {
   '001_foundation': m001,
+  '002_oauth': m002,
 };
 
 const source: Knex.MigrationSource<string> = {

@@ -1,10 +1,79 @@
-// Placeholder until the OAuth authorization server (issue #3) lands.
+// The OAuth authorization server on the root host (discovery, authorize, token, revoke), the
+// administrator sign-in pages, and the verifier for human-mode requests on /api/v3.
+import Router from '@koa/router';
 import type { Middleware } from 'koa';
+import { serverKey } from '../db/server-keys.ts';
 import type { HumanVerifier } from '../http/v3/authenticate.ts';
+import { loadSecretsKey } from '../secrets-key.ts';
+import { authorizeRoutes } from './authorize.ts';
+import type { Web } from './context.ts';
 import type { OAuthDeps } from './deps.ts';
+import { endpointRoutes } from './endpoints.ts';
+import { localeOf, renderPage } from './html.ts';
+import { SigningKeys } from './keys.ts';
+import { Sessions } from './sessions.ts';
+import { signInRoutes } from './signin.ts';
+import { SignInThrottle } from './throttle.ts';
+import { TokenService } from './tokens.ts';
+import { humanVerifier } from './verifier.ts';
+import { cookieNames } from './web.ts';
+
+export { rotateSigningKey } from './keys.ts';
+
+/** Paths served here; everything else passes through untouched (errors included). */
+function isOAuthPath(path: string): boolean {
+  return (
+    path === '/.well-known/oauth-authorization-server' ||
+    path.startsWith('/oauth/') ||
+    path === '/admin' ||
+    path.startsWith('/admin/')
+  );
+}
 
 export async function createOAuth(
-  _deps: OAuthDeps,
+  deps: OAuthDeps,
 ): Promise<{ routes: Middleware; verifier: HumanVerifier | null }> {
-  return { routes: (_ctx, next) => next(), verifier: null };
+  const { db, clock, config, logger } = deps;
+  const issuer = config.publicBaseUrl;
+  const secure = issuer.startsWith('https://');
+  const keys = new SigningKeys(db, clock, loadSecretsKey(config));
+  await keys.init();
+  const web: Web = {
+    db,
+    clock,
+    logger,
+    issuer,
+    secure,
+    names: cookieNames(secure),
+    csrfKey: await serverKey(db, 'oauth_csrf', clock.now().toISOString()),
+    sessions: new Sessions(db, clock),
+    throttle: new SignInThrottle(db),
+    tokens: new TokenService(db, clock, keys, issuer),
+  };
+
+  const router = new Router();
+  endpointRoutes(router, web);
+  authorizeRoutes(router, web);
+  signInRoutes(router, web);
+  const routes = router.routes() as unknown as Middleware;
+  const allowed = router.allowedMethods() as unknown as Middleware;
+
+  const oauth: Middleware = async (ctx, next) => {
+    if (!isOAuthPath(ctx.path)) return next();
+    try {
+      await routes(ctx, () => allowed(ctx, next));
+    } catch (err) {
+      // Pages never show a stack trace; the log has it (without cookies or form values).
+      logger.error({ err, request_id: ctx.state.requestId }, 'oauth page failed');
+      const locale = localeOf(ctx);
+      renderPage(
+        ctx,
+        500,
+        locale,
+        'Error',
+        '<p class="error">Something went wrong. Try again.</p>',
+      );
+    }
+  };
+  return { routes: oauth, verifier: humanVerifier(db, clock, keys, issuer) };
 }

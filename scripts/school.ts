@@ -1,0 +1,4 @@
+// `npm run school -- <command>`: the School Platform CLI (OAuth client service-cli).
+import { main } from '../src/cli/school/main.ts';
+
+process.exitCode = await main(process.argv.slice(2));

@@ -1,0 +1,167 @@
+// `npm run school -- <command>`: login, whoami, logout. Human mode always pairs the administrator's
+// access token with an API credential (--api-key or SCHOOL_API_KEY), which is never stored.
+import { parseArgs } from 'node:util';
+import * as oauth from 'oauth4webapi';
+import { login } from './login.ts';
+import { CliError, Server, accessToken } from './oauth-client.ts';
+import { TokenStore, configDir } from './store.ts';
+
+const USAGE = `Usage: npm run school -- <command> [options]
+
+Commands:
+  login     sign in as an administrator in the browser and store tokens
+  whoami    show the credential and administrator of a human-mode call
+  logout    revoke the stored tokens and forget them
+
+Options:
+  --base-url URL   server (env SCHOOL_BASE_URL; default http://127.0.0.1:3000)
+  --api-key KEY    API credential secret for human-mode calls (env SCHOOL_API_KEY)
+  --no-browser     only print the sign-in URL (env SCHOOL_OPEN_BROWSER=0)
+  --json           whoami: print the credential as JSON
+`;
+
+export interface Io {
+  out: (line: string) => void;
+  err: (line: string) => void;
+  env: NodeJS.ProcessEnv;
+}
+
+const defaultIo: Io = {
+  out: (line) => process.stdout.write(line + '\n'),
+  err: (line) => process.stderr.write(line + '\n'),
+  env: process.env,
+};
+
+export async function main(argv: string[], io: Io = defaultIo): Promise<number> {
+  let parsed;
+  try {
+    parsed = parseArgs({
+      args: argv,
+      allowPositionals: true,
+      options: {
+        'base-url': { type: 'string' },
+        'api-key': { type: 'string' },
+        'no-browser': { type: 'boolean' },
+        json: { type: 'boolean' },
+        help: { type: 'boolean', short: 'h' },
+      },
+    });
+  } catch (err) {
+    io.err(`${(err as Error).message}\n\n${USAGE}`);
+    return 2;
+  }
+  const { values, positionals } = parsed;
+  const command = positionals[0];
+  if (values.help || !command) {
+    (values.help ? io.out : io.err)(USAGE);
+    return values.help ? 0 : 2;
+  }
+  const baseUrl = (values['base-url'] ?? io.env.SCHOOL_BASE_URL ?? 'http://127.0.0.1:3000').replace(
+    /\/+$/,
+    '',
+  );
+  const server = new Server(baseUrl);
+  const store = new TokenStore(configDir(io.env));
+  try {
+    switch (command) {
+      case 'login':
+        await login({
+          server,
+          store,
+          openBrowser: !values['no-browser'] && io.env.SCHOOL_OPEN_BROWSER !== '0',
+          print: io.out,
+        });
+        return 0;
+      case 'whoami':
+        return await whoami(
+          server,
+          store,
+          values['api-key'] ?? io.env.SCHOOL_API_KEY,
+          !!values.json,
+          io,
+        );
+      case 'logout':
+        return await logout(server, store, io);
+      default:
+        io.err(`Unknown command: ${command}\n\n${USAGE}`);
+        return 2;
+    }
+  } catch (err) {
+    io.err(`error: ${describe(err)}`);
+    return 1;
+  }
+}
+
+async function whoami(
+  server: Server,
+  store: TokenStore,
+  apiKey: string | undefined,
+  json: boolean,
+  io: Io,
+): Promise<number> {
+  if (!apiKey) {
+    io.err('error: human mode needs an API credential: pass --api-key or set SCHOOL_API_KEY');
+    return 2;
+  }
+  const get = async (token: string) =>
+    fetch(`${server.baseUrl}/api/v3/credentials/current`, {
+      headers: {
+        'x-api-key': apiKey,
+        authorization: `Bearer ${token}`,
+        accept: 'application/json',
+      },
+    });
+  let res = await get(await accessToken(server, store));
+  let body = await res.json();
+  if (res.status === 401 && body?.error?.code === 'invalid_access_token') {
+    // Expired or revoked earlier than the stored expiry says: one refresh, one retry.
+    res = await get(await accessToken(server, store, { force: true }));
+    body = await res.json();
+  }
+  if (!res.ok) {
+    io.err(`error: ${body?.error?.code ?? res.status}: ${body?.error?.message ?? res.statusText}`);
+    return 1;
+  }
+  const c = body.data;
+  if (json) {
+    io.out(JSON.stringify(c, null, 2));
+    return 0;
+  }
+  io.out(`Server:        ${server.baseUrl}`);
+  io.out(`Administrator: ${c.human?.admin_id ?? '-'}`);
+  io.out(`Credential:    ${c.id} "${c.name}" (${c.environment}, ...${c.secret_last4})`);
+  io.out(`Auth mode:     ${c.auth_mode}`);
+  io.out(
+    `Human mode:    until ${c.human?.expires_at ?? '-'} (linked since ${c.human?.eligible_since ?? '-'})`,
+  );
+  return 0;
+}
+
+async function logout(server: Server, store: TokenStore, io: Io): Promise<number> {
+  const stored = store.get(server.baseUrl);
+  if (!stored) {
+    io.out(`Not logged in to ${server.baseUrl}.`);
+    return 0;
+  }
+  // The refresh token takes its whole grant with it; the access token is revoked explicitly too.
+  let revoked = true;
+  for (const token of [stored.refresh_token, stored.access_token]) {
+    try {
+      await server.revoke(token);
+    } catch (err) {
+      revoked = false;
+      io.err(`warning: could not revoke a token: ${describe(err)}`);
+    }
+  }
+  store.delete(server.baseUrl);
+  io.out(`Logged out of ${server.baseUrl}${revoked ? '; tokens revoked' : ''}.`);
+  return 0;
+}
+
+function describe(err: unknown): string {
+  if (err instanceof CliError) return err.message;
+  if (err instanceof oauth.ResponseBodyError) return `${err.error}: ${err.error_description ?? ''}`;
+  if (err instanceof oauth.AuthorizationResponseError)
+    return `${err.error}: ${err.error_description ?? ''}`;
+  return (err as Error).message ?? String(err);
+}

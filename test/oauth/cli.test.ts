@@ -1,0 +1,154 @@
+// The CLI as a child process: `login` with a test-driven "browser" (SCHOOL_OPEN_BROWSER=0, the
+// test signs in and approves with fetch + cookies), then `whoami` (with automatic refresh) and
+// `logout` (revocation).
+import { spawn } from 'node:child_process';
+import fs from 'node:fs';
+import os from 'node:os';
+import path from 'node:path';
+import { suite } from 'uvu';
+import * as assert from 'uvu/assert';
+import type { Booted } from '../helpers/app.ts';
+import { Browser, bootOAuth, field, human, setupAdmin, signIn, type Admin } from './helpers.ts';
+
+const ROOT = path.resolve(import.meta.dirname, '../..');
+
+interface Ctx {
+  b: Booted;
+  admin: Admin;
+  dir: string;
+}
+
+const t = suite<Ctx>('oauth cli');
+t.before(async (ctx) => {
+  ctx.b = await bootOAuth();
+  ctx.admin = await setupAdmin(ctx.b);
+  ctx.dir = fs.mkdtempSync(path.join(os.tmpdir(), 'school-cli-'));
+});
+t.after(async (ctx) => {
+  await ctx.b.close();
+  fs.rmSync(ctx.dir, { recursive: true, force: true });
+});
+
+function cli(ctx: Ctx, args: string[], env: Record<string, string> = {}) {
+  const child = spawn(process.execPath, ['--import', 'tsx', 'scripts/school.ts', ...args], {
+    cwd: ROOT,
+    env: {
+      ...process.env,
+      SCHOOL_CONFIG_DIR: ctx.dir,
+      SCHOOL_OPEN_BROWSER: '0',
+      SCHOOL_BASE_URL: ctx.b.url,
+      ...env,
+    },
+    stdio: ['ignore', 'pipe', 'pipe'],
+  });
+  let stdout = '';
+  let stderr = '';
+  child.stdout.on('data', (c) => (stdout += c));
+  child.stderr.on('data', (c) => (stderr += c));
+  const done = new Promise<{ code: number; stdout: string; stderr: string }>((resolve) =>
+    child.on('close', (code) => resolve({ code: code ?? -1, stdout, stderr })),
+  );
+  const line = (pattern: RegExp) =>
+    new Promise<string>((resolve, reject) => {
+      const timer = setTimeout(
+        () => reject(new Error(`no ${pattern} in: ${stdout}${stderr}`)),
+        20_000,
+      );
+      const check = () => {
+        const m = pattern.exec(stdout);
+        if (m) {
+          clearTimeout(timer);
+          resolve(m[0]);
+        }
+      };
+      child.stdout.on('data', check);
+      child.on('close', () => setTimeout(() => reject(new Error(`exited: ${stdout}${stderr}`)), 0));
+    });
+  return { done, line };
+}
+
+const file = (ctx: Ctx) => path.join(ctx.dir, 'credentials.json');
+const stored = (ctx: Ctx) => JSON.parse(fs.readFileSync(file(ctx), 'utf8')).servers[ctx.b.url];
+
+t(
+  'login: loopback listener, sign-in + consent in the "browser", tokens stored 0600',
+  async (ctx) => {
+    const { b, admin } = ctx;
+    const run = cli(ctx, ['login']);
+    const url = new URL((await run.line(/http:\/\/\S+\/oauth\/authorize\?\S+/)).trim());
+    assert.match(url.searchParams.get('redirect_uri')!, /^http:\/\/127\.0\.0\.1:\d+\/callback$/);
+    assert.is(url.searchParams.get('code_challenge_method'), 'S256');
+
+    const browser = new Browser(b.url);
+    const toSignIn = await browser.get(url.toString());
+    const returnTo = new URL(toSignIn.location!, b.url).searchParams.get('return_to')!;
+    const back = await signIn(b, browser, admin, returnTo);
+    const consent = await browser.get(back);
+    const approved = await browser.post(back, {
+      csrf: field(consent.text, 'csrf'),
+      decision: 'approve',
+    });
+    const callback = await fetch(approved.location!);
+    assert.is(callback.status, 200);
+    assert.match(await callback.text(), /close this window/);
+
+    const result = await run.done;
+    assert.is(result.code, 0, result.stderr);
+    assert.match(result.stdout, new RegExp(`Logged in to .* as administrator ${admin.adminId}\\.`));
+    assert.is(fs.statSync(file(ctx)).mode & 0o777, 0o600);
+    const tokens = stored(ctx);
+    assert.type(tokens.access_token, 'string');
+    assert.type(tokens.refresh_token, 'string');
+  },
+);
+
+t('whoami calls /credentials/current in human mode', async (ctx) => {
+  const noKey = await cli(ctx, ['whoami']).done;
+  assert.is(noKey.code, 2);
+  assert.match(noKey.stderr, /SCHOOL_API_KEY/);
+
+  const res = await cli(ctx, ['whoami'], { SCHOOL_API_KEY: ctx.admin.credentialSecret }).done;
+  assert.is(res.code, 0, res.stderr);
+  assert.match(res.stdout, new RegExp(`Administrator: ${ctx.admin.adminId}\\n`));
+  assert.match(res.stdout, new RegExp(`Credential:    ${ctx.admin.credentialId} `));
+  const json = await cli(ctx, ['whoami', '--json', '--api-key', ctx.admin.credentialSecret]).done;
+  assert.is(JSON.parse(json.stdout).human.admin_id, String(ctx.admin.adminId));
+});
+
+t('an expired access token is refreshed automatically (and the pair rotated)', async (ctx) => {
+  const before = stored(ctx);
+  const data = JSON.parse(fs.readFileSync(file(ctx), 'utf8'));
+  data.servers[ctx.b.url].expires_at = new Date(Date.now() - 1000).toISOString();
+  fs.writeFileSync(file(ctx), JSON.stringify(data));
+  const res = await cli(ctx, ['whoami'], { SCHOOL_API_KEY: ctx.admin.credentialSecret }).done;
+  assert.is(res.code, 0, res.stderr);
+  const after = stored(ctx);
+  assert.is.not(after.refresh_token, before.refresh_token);
+  assert.is.not(after.access_token, before.access_token);
+  assert.is(fs.statSync(file(ctx)).mode & 0o777, 0o600);
+});
+
+t('logout revokes the tokens and forgets them', async (ctx) => {
+  const { access_token } = stored(ctx);
+  const ok = await ctx.b.api(
+    'GET',
+    '/api/v3/credentials/current',
+    human(ctx.admin.credentialSecret, access_token),
+  );
+  assert.is(ok.status, 200);
+  const res = await cli(ctx, ['logout']).done;
+  assert.is(res.code, 0, res.stderr);
+  assert.match(res.stdout, /Logged out of .*; tokens revoked\./);
+  assert.is(stored(ctx), undefined);
+  const gone = await ctx.b.api(
+    'GET',
+    '/api/v3/credentials/current',
+    human(ctx.admin.credentialSecret, access_token),
+  );
+  assert.is(gone.body.error.code, 'invalid_access_token');
+  const whoami = await cli(ctx, ['whoami'], { SCHOOL_API_KEY: ctx.admin.credentialSecret }).done;
+  assert.is(whoami.code, 1);
+  assert.match(whoami.stderr, /not logged in/);
+});
+
+t.run();
