@@ -2,6 +2,7 @@
 // PostgreSQL schema when TEST_DATABASE_URL is set. Returns an HTTP client that validates every v3
 // response against the contract.
 import crypto from 'node:crypto';
+import net from 'node:net';
 import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
@@ -119,7 +120,18 @@ export function makeClient(
   };
 }
 
+/** A port that was free a moment ago: the server must know its own URL before it listens. */
+export async function freePort(): Promise<number> {
+  const server = net.createServer();
+  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+  const { port } = server.address() as net.AddressInfo;
+  await new Promise((resolve) => server.close(resolve));
+  return port;
+}
+
 export async function boot(options: BootOptions = {}): Promise<Booted> {
+  const port = await freePort();
+  const url = `http://127.0.0.1:${port}`;
   const clock = options.clock ?? new TestClock();
   const database = options.database ?? (await freshDatabase());
   const config = loadConfig({
@@ -128,6 +140,7 @@ export async function boot(options: BootOptions = {}): Promise<Booted> {
     RATE_LIMIT_SOURCE: '100000',
     RATE_LIMIT_ACCOUNT: '100000',
     RATE_LIMIT_CREDENTIAL: '100000',
+    PUBLIC_BASE_URL: url,
     ...options.env,
   });
   const spec = options.spec ?? loadSpec();
@@ -137,14 +150,13 @@ export async function boot(options: BootOptions = {}): Promise<Booted> {
     spec,
     logger: createLogger('silent'),
   });
-  const port = await app.listen(0, '127.0.0.1');
+  await app.listen(port, '127.0.0.1');
   const { id: accountId } = await app.services.accounts.createAccount({ name: 'Test school' });
   const root = await app.services.accounts.createRootCredential({
     accountId,
     permissions: ['*'],
     name: 'Root',
   });
-  const url = `http://127.0.0.1:${port}`;
   const checker = new ContractChecker(spec);
   return {
     app,

@@ -1,42 +1,18 @@
 // Shared by the OAuth suites: an app whose issuer is its real URL, an administrator linked to a
 // credential, a cookie-keeping "browser" built on fetch, and the sign-in + consent dance.
-import net from 'node:net';
 import * as oauth from 'oauth4webapi';
 import { generateSync } from 'otplib';
 import { SignJWT, importJWK } from 'jose';
-import { loadSpec } from '../../src/app.ts';
 import { loadConfig } from '../../src/config.ts';
 import { loadSecretsKey, unseal } from '../../src/secrets-key.ts';
 import type { AuthMode } from '../../src/domain/credentials/repo.ts';
-import { boot, makeClient, type BootOptions, type Booted } from '../helpers/app.ts';
-import { ContractChecker } from '../helpers/contract.ts';
+import { boot, type BootOptions, type Booted } from '../helpers/app.ts';
 
 export const CLIENT = { client_id: 'service-cli' };
 export const INSECURE = { [oauth.allowInsecureRequests]: true };
 
-export async function freePort(): Promise<number> {
-  const server = net.createServer();
-  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
-  const { port } = server.address() as net.AddressInfo;
-  await new Promise((resolve) => server.close(resolve));
-  return port;
-}
-
-/**
- * boot() with PUBLIC_BASE_URL equal to the URL the server really listens on: the issuer must be
- * the URL clients discover (boot() alone listens on a random port with the default base URL).
- */
-export async function bootOAuth(options: BootOptions = {}): Promise<Booted> {
-  const port = await freePort();
-  const url = `http://127.0.0.1:${port}`;
-  const env = { PUBLIC_BASE_URL: url, ...options.env };
-  const b = await boot({ ...options, env });
-  await new Promise((resolve) => b.app.server.close(resolve));
-  await b.app.listen(port, '127.0.0.1');
-  b.url = url;
-  b.api = makeClient(url, b.secret, new ContractChecker(options.spec ?? loadSpec()));
-  return b;
-}
+/** boot() already serves on the URL it announces as PUBLIC_BASE_URL (the OAuth issuer). */
+export const bootOAuth = (options: BootOptions = {}): Promise<Booted> => boot(options);
 
 export interface Admin {
   adminId: number;
