@@ -1,0 +1,83 @@
+// The bench's yardstick (npm run bench): a bare Koa + @koa/router + better-sqlite3 (WAL) server
+// that reads one row by primary key and returns it as JSON. No authentication, limits, audit or
+// validation: what the platform's pipeline costs is measured against this. Run as a child process
+// by scripts/bench.ts; prints `BENCH_READY {"port","userId"}` on stdout, then takes the commands
+// of bench/child-control.ts on stdin and stops when stdin closes or on SIGTERM/SIGINT.
+import fs from 'node:fs';
+import os from 'node:os';
+import path from 'node:path';
+import http from 'node:http';
+import Koa from 'koa';
+import Router from '@koa/router';
+import Database from 'better-sqlite3';
+import { serveControl } from '../bench/child-control.ts';
+
+const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'school-bench-ref-'));
+const db = new Database(path.join(dir, 'reference.db'));
+db.pragma('journal_mode = WAL');
+db.pragma('synchronous = NORMAL');
+
+// The same columns as the platform's users table, so both servers return a row of similar size.
+db.exec(`CREATE TABLE users (
+  id INTEGER PRIMARY KEY AUTOINCREMENT,
+  account_id INTEGER NOT NULL,
+  name VARCHAR(200) NOT NULL,
+  email VARCHAR(320) NOT NULL,
+  email_lower VARCHAR(320) NOT NULL,
+  phone VARCHAR(40),
+  document VARCHAR(20),
+  job_title VARCHAR(200),
+  company_name VARCHAR(200),
+  company_size VARCHAR(50),
+  free BOOLEAN NOT NULL DEFAULT 0,
+  points INTEGER NOT NULL DEFAULT 0,
+  auto_login_token VARCHAR(64) NOT NULL,
+  utm TEXT NOT NULL,
+  started_at VARCHAR(32),
+  last_access_at VARCHAR(32),
+  revision VARCHAR(32) NOT NULL,
+  created_at VARCHAR(32) NOT NULL,
+  updated_at VARCHAR(32) NOT NULL
+)`);
+const now = new Date().toISOString();
+const { lastInsertRowid } = db
+  .prepare(
+    `INSERT INTO users (account_id, name, email, email_lower, auto_login_token, utm, revision,
+       created_at, updated_at)
+     VALUES (1, 'Ana Souza', 'ana@example.com', 'ana@example.com', ?, '{}', ?, ?, ?)`,
+  )
+  .run('t'.repeat(43), 'r'.repeat(22), now, now);
+const userId = Number(lastInsertRowid);
+
+const byId = db.prepare('SELECT * FROM users WHERE id = ?');
+const router = new Router();
+router.get('/users/:id', (ctx) => {
+  const row = byId.get(Number(ctx.params.id));
+  if (!row) {
+    ctx.status = 404;
+    ctx.body = { error: { code: 'not_found' } };
+    return;
+  }
+  ctx.body = row;
+});
+
+const koa = new Koa();
+koa.use(router.routes());
+const server = http.createServer(koa.callback());
+await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+const { port } = server.address() as { port: number };
+process.stdout.write(`BENCH_READY ${JSON.stringify({ port, userId })}\n`);
+
+let stopping = false;
+function stop(): void {
+  if (stopping) return;
+  stopping = true;
+  server.close(() => {
+    db.close();
+    fs.rmSync(dir, { recursive: true, force: true });
+    // A normal exit, so `node --cpu-prof` writes its profile.
+    process.exit(0);
+  });
+  server.closeAllConnections();
+}
+serveControl(stop);
