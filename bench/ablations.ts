@@ -183,8 +183,8 @@ export async function applyAblations(app: App, pieces: string[], limit: number):
           tx,
         );
       };
-      auditRepo.insert = async (tx, e) => {
-        await withStatement(AUDIT_SQL, (s) => s.run(auditRow(e)), tx);
+      auditRepo.insertMany = async (tx, entries) => {
+        await withStatement(AUDIT_SQL, (s) => entries.forEach((e) => s.run(auditRow(e))), tx);
       };
     } else if (piece === 'groupaudit') {
       let queue: { row: ReturnType<typeof auditRow>; done: (err?: unknown) => void }[] = [];

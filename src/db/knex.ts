@@ -3,6 +3,7 @@
 import fs from 'node:fs';
 import path from 'node:path';
 import knexFactory, { type Knex } from 'knex';
+import { attachReader, hasReader } from './reads.ts';
 
 export type Db = Knex;
 export type Tx = Knex | Knex.Transaction;
@@ -45,7 +46,7 @@ export function createDb(url: string, options: DbOptions = {}): Db {
   const filename = url.slice('sqlite:'.length);
   if (filename !== ':memory:')
     fs.mkdirSync(path.dirname(path.resolve(filename)), { recursive: true });
-  return knexFactory({
+  const db = knexFactory({
     client: 'better-sqlite3',
     log,
     connection: { filename },
@@ -59,6 +60,8 @@ export function createDb(url: string, options: DbOptions = {}): Db {
           conn.pragma('synchronous = NORMAL');
           conn.pragma('foreign_keys = ON');
           conn.pragma('busy_timeout = 5000');
+          // The read connection needs the file to exist with WAL on, so it opens after this one.
+          if (filename !== ':memory:' && !hasReader(db)) attachReader(db, path.resolve(filename));
           done(null, conn);
         } catch (err) {
           done(err as Error, conn);
@@ -66,6 +69,7 @@ export function createDb(url: string, options: DbOptions = {}): Db {
       },
     },
   });
+  return db;
 }
 
 export function isPostgres(db: Tx): boolean {

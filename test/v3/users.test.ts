@@ -45,7 +45,7 @@ t('POST /users creates a student with every v1 field, in English', async ({ b })
     free: false,
     points: 0,
     // PUBLIC_BASE_URL defaults to http://HOST:PORT of the configuration (not the test port).
-    auto_login_url: `http://127.0.0.1:3000/login/auto?token=${u.auto_login_token}`,
+    auto_login_url: `${b.url}/login/auto?token=${u.auto_login_token}`,
     auto_login_token: u.auto_login_token,
     utm: { ...NULL_UTM, utm_source: 'google', gclid: 'abc' },
     started_at: null,

@@ -1,5 +1,6 @@
 import type { Tx } from '../../db/knex.ts';
 import { bool, insertId, json } from '../../db/dialect.ts';
+import { firstRow } from '../../db/reads.ts';
 import type { AccountInfo } from '../auth.ts';
 
 export type CredentialStatus = 'active' | 'suspended' | 'expired' | 'revoked';
@@ -60,10 +61,13 @@ export const credentialsRepo = {
     tx: Tx,
     hash: string,
   ): Promise<{ credential: Credential; account: AccountInfo } | null> {
-    const r = await tx('credentials as c')
-      .join('accounts as a', 'a.id', 'c.account_id')
-      .where('c.secret_hash', hash)
-      .first('c.*', 'a.sandbox as account_sandbox', 'a.status as account_status');
+    // Every v3 request runs this: a prepared statement on SQLite (see src/db/reads.ts).
+    const r = await firstRow<any>(
+      tx,
+      'SELECT c.*, a.sandbox AS account_sandbox, a.status AS account_status FROM credentials c ' +
+        'JOIN accounts a ON a.id = c.account_id WHERE c.secret_hash = ?',
+      [hash],
+    );
     if (!r) return null;
     return {
       credential: map(r),

@@ -1,5 +1,6 @@
 // Students (table `users`). Every function takes the caller's `tx`: inside an idempotent write
 // that is the request's transaction, and SQLite has a single connection.
+import { firstRow } from '../../db/reads.ts';
 import type { Tx } from '../../db/knex.ts';
 import { bool, insertId, json } from '../../db/dialect.ts';
 
@@ -78,7 +79,10 @@ export const usersRepo = {
   map,
 
   async get(tx: Tx, accountId: number, id: number): Promise<User | null> {
-    const r = await tx('users').where({ account_id: accountId, id }).first();
+    const r = await firstRow(tx, 'SELECT * FROM users WHERE account_id = ? AND id = ?', [
+      accountId,
+      id,
+    ]);
     return r ? map(r) : null;
   },
 
