@@ -32,7 +32,10 @@ const row = (e: AuditEntry) => ({
 
 export const auditRepo = {
   async insertMany(tx: Tx, entries: AuditEntry[]): Promise<void> {
-    await tx.batchInsert('audit_entries', entries.map(row), 100);
+    // One multi-row INSERT per chunk is atomic on its own: no BEGIN/COMMIT round trips.
+    for (let i = 0; i < entries.length; i += 50) {
+      await tx('audit_entries').insert(entries.slice(i, i + 50).map(row));
+    }
   },
 
   async get(tx: Tx, accountId: number, requestId: string): Promise<AuditEntry | null> {

@@ -12,7 +12,18 @@ export const fromId = (s: string | undefined): number | null => {
 
 export const newRevision = (): string => crypto.randomBytes(8).toString('hex');
 
-export const newRequestId = (): string => 'req_' + crypto.randomBytes(12).toString('hex');
+// Request ids are minted on every response; slicing a pooled random buffer avoids a randomBytes
+// call (a few microseconds each) per request.
+let pool = Buffer.alloc(0);
+let offset = 0;
+export function newRequestId(): string {
+  if (offset + 12 > pool.length) {
+    pool = crypto.randomBytes(12 * 512);
+    offset = 0;
+  }
+  offset += 12;
+  return 'req_' + pool.toString('hex', offset - 12, offset);
+}
 
 export const sha256 = (s: string): string => crypto.createHash('sha256').update(s).digest('hex');
 
