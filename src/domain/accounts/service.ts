@@ -4,10 +4,10 @@ import crypto from 'node:crypto';
 import { promisify } from 'node:util';
 import { generateSecret } from 'otplib';
 import type { Db, Tx } from '../../db/knex.ts';
-import { insertId } from '../../db/dialect.ts';
 import type { Clock } from '../../clock.ts';
 import { AppError } from '../../errors.ts';
 import { credentialsRepo, type AuthMode } from '../credentials/repo.ts';
+import { accountsRepo, adminsRepo, legacyKeysRepo } from './repo.ts';
 import { newSecret } from '../credentials/secrets.ts';
 import { newRevision, randomBase62, sha256 } from '../shared/ids.ts';
 
@@ -49,7 +49,7 @@ export class AccountsService {
   }
 
   async isEmpty(tx: Tx = this.db): Promise<boolean> {
-    return !(await tx('accounts').first('id'));
+    return !(await accountsRepo.any(tx));
   }
 
   /** Runs several bootstrap steps atomically (pass the tx to each call). */
@@ -61,24 +61,20 @@ export class AccountsService {
     input: { name: string; sandbox?: boolean; replicaOf?: number | null },
     tx: Tx = this.db,
   ) {
-    if (
-      input.replicaOf != null &&
-      !(await tx('accounts').where('id', input.replicaOf).first('id'))
-    ) {
+    if (input.replicaOf != null && !(await accountsRepo.exists(tx, input.replicaOf))) {
       throw new AppError('not_found');
     }
-    const id = await insertId(tx, 'accounts', {
+    const id = await accountsRepo.insert(tx, {
       name: input.name,
       sandbox: Boolean(input.sandbox),
-      status: 'active',
-      replica_of: input.replicaOf ?? null,
-      created_at: this.now(),
+      replicaOf: input.replicaOf ?? null,
+      now: this.now(),
     });
     return { id };
   }
 
   async setAccountStatus(id: number, status: (typeof ACCOUNT_STATUSES)[number]) {
-    const n = await this.db('accounts').where('id', id).update({ status });
+    const n = await accountsRepo.setStatus(this.db, id, status);
     if (!n) throw new AppError('not_found');
     return { id, status };
   }
@@ -93,8 +89,7 @@ export class AccountsService {
     },
     tx: Tx = this.db,
   ) {
-    if (!(await tx('accounts').where('id', input.accountId).first('id')))
-      throw new AppError('not_found');
+    if (!(await accountsRepo.exists(tx, input.accountId))) throw new AppError('not_found');
     const environment = input.test ? 'test' : 'live';
     const { secret, hash, last4 } = newSecret(environment);
     const id = await credentialsRepo.insert(tx, {
@@ -118,7 +113,7 @@ export class AccountsService {
     const now = this.now();
     const changes: Record<string, unknown> = { status, updated_at: now, revision: newRevision() };
     if (status === 'revoked') changes.revoked_at = now;
-    const n = await this.db('credentials').where('id', id).update(changes);
+    const n = await accountsRepo.setCredentialStatus(this.db, id, changes);
     if (!n) throw new AppError('not_found');
     return { id, status };
   }
@@ -127,26 +122,23 @@ export class AccountsService {
     input: { accountId: number; email: string; password: string },
     tx: Tx = this.db,
   ) {
-    if (!(await tx('accounts').where('id', input.accountId).first('id')))
-      throw new AppError('not_found');
+    if (!(await accountsRepo.exists(tx, input.accountId))) throw new AppError('not_found');
     const totpSecret = generateSecret();
-    const id = await insertId(tx, 'administrators', {
-      account_id: input.accountId,
+    const id = await adminsRepo.insert(tx, {
+      accountId: input.accountId,
       email: input.email,
-      email_lower: input.email.toLowerCase(),
-      password_hash: await hashPassword(input.password),
-      totp_secret: totpSecret,
-      status: 'active',
-      created_at: this.now(),
+      passwordHash: await hashPassword(input.password),
+      totpSecret,
+      now: this.now(),
     });
     return { id, totpSecret };
   }
 
   async linkAdmin(adminId: number, credentialId: number, tx: Tx = this.db) {
-    const admin = await tx('administrators').where('id', adminId).first('account_id');
-    const cred = await tx('credentials').where('id', credentialId).first('account_id');
-    if (!admin || !cred) throw new AppError('not_found');
-    if (admin.account_id !== cred.account_id) throw new AppError('tenant_mismatch');
+    const adminAccount = await adminsRepo.accountOf(tx, adminId);
+    const credentialAccount = await accountsRepo.credentialAccount(tx, credentialId);
+    if (adminAccount === null || credentialAccount === null) throw new AppError('not_found');
+    if (adminAccount !== credentialAccount) throw new AppError('tenant_mismatch');
     await credentialsRepo.link(tx, credentialId, adminId, this.now());
     return { admin_id: adminId, credential_id: credentialId };
   }
@@ -158,21 +150,15 @@ export class AccountsService {
   }
 
   async removeAdmin(id: number) {
-    const n = await this.db('administrators').where('id', id).update({ status: 'removed' });
-    if (!n) throw new AppError('not_found');
-    await this.db('credential_administrators').where('admin_id', id).delete();
+    if (!(await adminsRepo.remove(this.db, id))) throw new AppError('not_found');
     return { id, status: 'removed' };
   }
 
   async createLegacyKey(accountId: number, tx: Tx = this.db) {
-    if (!(await tx('accounts').where('id', accountId).first('id'))) throw new AppError('not_found');
+    if (!(await accountsRepo.exists(tx, accountId))) throw new AppError('not_found');
     // Legacy keys have their own shape, so a v3 secret can never be mistaken for one (and back).
     const key = randomBase62(24);
-    await tx('legacy_keys').insert({
-      account_id: accountId,
-      key_hash: sha256(key),
-      created_at: this.now(),
-    });
+    await legacyKeysRepo.insert(tx, accountId, sha256(key), this.now());
     return { key };
   }
 }

@@ -1,0 +1,79 @@
+// Accounts, administrators and legacy keys: the bootstrap side of the schema.
+import type { Tx } from '../../db/knex.ts';
+import { insertId } from '../../db/dialect.ts';
+
+export const accountsRepo = {
+  async any(tx: Tx): Promise<boolean> {
+    return Boolean(await tx('accounts').first('id'));
+  },
+
+  async exists(tx: Tx, id: number): Promise<boolean> {
+    return Boolean(await tx('accounts').where('id', id).first('id'));
+  },
+
+  insert(tx: Tx, row: { name: string; sandbox: boolean; replicaOf: number | null; now: string }) {
+    return insertId(tx, 'accounts', {
+      name: row.name,
+      sandbox: row.sandbox,
+      status: 'active',
+      replica_of: row.replicaOf,
+      created_at: row.now,
+    });
+  },
+
+  setStatus(tx: Tx, id: number, status: string): Promise<number> {
+    return tx('accounts').where('id', id).update({ status });
+  },
+
+  setCredentialStatus(tx: Tx, id: number, changes: Record<string, unknown>): Promise<number> {
+    return tx('credentials').where('id', id).update(changes);
+  },
+
+  async credentialAccount(tx: Tx, id: number): Promise<number | null> {
+    const r = await tx('credentials').where('id', id).first('account_id');
+    return r ? Number(r.account_id) : null;
+  },
+};
+
+export const adminsRepo = {
+  insert(
+    tx: Tx,
+    row: {
+      accountId: number;
+      email: string;
+      passwordHash: string;
+      totpSecret: string;
+      now: string;
+    },
+  ) {
+    return insertId(tx, 'administrators', {
+      account_id: row.accountId,
+      email: row.email,
+      email_lower: row.email.toLowerCase(),
+      password_hash: row.passwordHash,
+      totp_secret: row.totpSecret,
+      status: 'active',
+      created_at: row.now,
+    });
+  },
+
+  async accountOf(tx: Tx, id: number): Promise<number | null> {
+    const r = await tx('administrators').where('id', id).first('account_id');
+    return r ? Number(r.account_id) : null;
+  },
+
+  /** Marks the administrator removed and drops every credential link, atomically. */
+  remove(tx: Tx, id: number): Promise<number> {
+    return tx.transaction(async (t) => {
+      const n = await t('administrators').where('id', id).update({ status: 'removed' });
+      if (n) await t('credential_administrators').where('admin_id', id).delete();
+      return n;
+    });
+  },
+};
+
+export const legacyKeysRepo = {
+  async insert(tx: Tx, accountId: number, keyHash: string, now: string): Promise<void> {
+    await tx('legacy_keys').insert({ account_id: accountId, key_hash: keyHash, created_at: now });
+  },
+};
