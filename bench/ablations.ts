@@ -165,11 +165,12 @@ export async function applyAblations(app: App, pieces: string[], limit: number):
           throw err;
         }
       };
-      idempotencyRepo.complete = async (tx, credentialId, key, res) => {
+      idempotencyRepo.complete = async (tx, credentialId, key, owner, res) => {
         const sql =
           "update idempotency_keys set state = 'completed', response_status = ?, " +
-          'response_headers = ?, response_body = ?, replayable = ? where credential_id = ? and key = ?';
-        await withStatement(
+          'response_headers = ?, response_body = ?, replayable = ? where credential_id = ? and key = ? ' +
+          "and owner = ? and state = 'in_progress'";
+        const info = await withStatement(
           sql,
           (s) =>
             s.run(
@@ -179,9 +180,11 @@ export async function applyAblations(app: App, pieces: string[], limit: number):
               Number(res.replayable),
               credentialId,
               key,
+              owner,
             ),
           tx,
         );
+        return info.changes;
       };
       auditRepo.insertMany = async (tx, entries) => {
         await withStatement(AUDIT_SQL, (s) => entries.forEach((e) => s.run(auditRow(e))), tx);

@@ -107,6 +107,43 @@ t('a secret shown once is never replayed', async ({ b }) => {
   assert.not.match(again.text, /sch_live_/);
 });
 
+t('the secret is not stored with the idempotency record', async ({ b }) => {
+  const key = newKey();
+  const res = await b.api('POST', '/api/v3/credentials', {
+    key,
+    body: { name: 'stored?', permissions: ['users.read'] },
+  });
+  assert.is(res.status, 201);
+  const row = await b.app.db('idempotency_keys').where({ key }).first();
+  assert.is(row.state, 'completed');
+  assert.is(row.response_body, null);
+  assert.not.match(JSON.stringify(row), /sch_live_/);
+});
+
+t('an attempt whose lock was taken over is discarded', async ({ b }) => {
+  const idem = b.app.services.idempotency;
+  const key = newKey();
+  const first = await idem.reserve(b.credentialId, key, 'h');
+  assert.is(first.kind, 'execute');
+  // Another attempt takes the key over (what an expired lease allows on PostgreSQL).
+  await b.app.db('idempotency_keys').where({ key }).update({ owner: 'someone-else:1' });
+  try {
+    await b.app.db.transaction((tx) =>
+      idem.complete(tx, b.credentialId, key, (first as { token: string }).token, {
+        status: 201,
+        headers: {},
+        body: '{}',
+        replayable: true,
+      }),
+    );
+    assert.unreachable('complete must refuse a lock it no longer holds');
+  } catch (err: any) {
+    assert.is(err.code, 'operation_ownership_lost');
+  }
+  const row = await b.app.db('idempotency_keys').where({ key }).first();
+  assert.is(row.state, 'in_progress');
+});
+
 t('a validation error does not consume the key', async ({ b }) => {
   const key = newKey();
   const bad = await b.api('POST', '/api/v3/credentials', { key, body: { name: 'x' } });

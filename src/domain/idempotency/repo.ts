@@ -75,19 +75,21 @@ export const idempotencyRepo = {
       .update({ state: 'uncertain' });
   },
 
-  async complete(
+  /** Completes the lock held by `owner`; returns 0 when that lock is no longer ours. */
+  complete(
     tx: Tx,
     credentialId: number,
     key: string,
+    owner: string,
     res: {
       status: number;
       headers: Record<string, string>;
       body: string | null;
       replayable: boolean;
     },
-  ): Promise<void> {
-    await tx('idempotency_keys')
-      .where({ credential_id: credentialId, key })
+  ): Promise<number> {
+    return tx('idempotency_keys')
+      .where({ credential_id: credentialId, key, owner, state: 'in_progress' })
       .update({
         state: 'completed',
         response_status: res.status,
@@ -97,9 +99,13 @@ export const idempotencyRepo = {
       });
   },
 
-  async release(tx: Tx, credentialId: number, key: string): Promise<void> {
+  async purgeBefore(tx: Tx, cutoff: string): Promise<void> {
+    await tx('idempotency_keys').where('created_at', '<', cutoff).delete();
+  },
+
+  async release(tx: Tx, credentialId: number, key: string, owner: string): Promise<void> {
     await tx('idempotency_keys')
-      .where({ credential_id: credentialId, key, state: 'in_progress' })
+      .where({ credential_id: credentialId, key, owner, state: 'in_progress' })
       .delete();
   },
 };

@@ -15,7 +15,7 @@ const RETENTION_MS = 48 * HOUR;
 const LEASE_MS = 60_000;
 
 export type Reservation =
-  | { kind: 'execute' }
+  | { kind: 'execute'; token: string }
   | { kind: 'replay'; status: number; headers: Record<string, string>; body: string | null };
 
 export interface RecordedResponse {
@@ -51,23 +51,37 @@ export class IdempotencyService {
   ) {}
 
   private isStale(owner: string, lockedAt: string): boolean {
-    const leaseOver = this.clock.now().getTime() - Date.parse(lockedAt) > LEASE_MS;
-    // On SQLite one process owns the database, so a foreign owner has crashed. On PostgreSQL other
-    // live instances share it, and only the lease tells.
-    return leaseOver || (!isPostgres(this.db) && owner !== this.bootId);
+    // On SQLite one process owns the database: a lock of another boot belongs to a crashed
+    // process, and one of this process is a request still running (it always completes or
+    // releases). On PostgreSQL other live instances share the table, and only the lease tells.
+    if (!isPostgres(this.db)) return owner.split(':')[0] !== this.bootId;
+    return this.clock.now().getTime() - Date.parse(lockedAt) > LEASE_MS;
+  }
+
+  /** Each reservation has its own owner token, so only the request holding it can finish it. */
+  private newToken(): string {
+    return `${this.bootId}:${crypto.randomBytes(6).toString('hex')}`;
   }
 
   async reserve(credentialId: number, key: string, hash: string): Promise<Reservation> {
     for (let attempt = 0; attempt < 3; attempt++) {
       const now = this.clock.now();
+      const token = this.newToken();
       const locked = await repo.tryLock(this.db, {
         credentialId,
         key,
         hash,
-        owner: this.bootId,
+        owner: token,
         now: now.toISOString(),
       });
-      if (locked) return { kind: 'execute' };
+      if (locked) {
+        // Keys are forgotten after 48 h; sweep old rows now and then instead of on a timer.
+        if (Math.random() < 0.01) {
+          const cutoff = new Date(now.getTime() - RETENTION_MS).toISOString();
+          await repo.purgeBefore(this.db, cutoff).catch(() => undefined);
+        }
+        return { kind: 'execute', token };
+      }
       const rec = await repo.find(this.db, credentialId, key);
       if (!rec) continue;
       if (now.getTime() - Date.parse(rec.createdAt) >= RETENTION_MS) {
@@ -85,8 +99,8 @@ export class IdempotencyService {
         };
       }
       if (rec.state === 'uncertain') {
-        if (await repo.relock(this.db, rec.id, this.bootId, now.toISOString()))
-          return { kind: 'execute' };
+        if (await repo.relock(this.db, rec.id, token, now.toISOString()))
+          return { kind: 'execute', token };
         throw new AppError('idempotency_in_progress');
       }
       if (this.isStale(rec.owner, rec.lockedAt)) {
@@ -98,12 +112,18 @@ export class IdempotencyService {
     throw new AppError('idempotency_in_progress');
   }
 
-  complete(tx: Tx, credentialId: number, key: string, res: RecordedResponse): Promise<void> {
-    return repo.complete(tx, credentialId, key, res);
+  /**
+   * Records the result under the caller's token. If another attempt took the key over (a lease
+   * that ran out on PostgreSQL), this attempt is discarded: its transaction rolls back.
+   */
+  async complete(tx: Tx, credentialId: number, key: string, token: string, res: RecordedResponse) {
+    if ((await repo.complete(tx, credentialId, key, token, res)) === 0) {
+      throw new AppError('operation_ownership_lost');
+    }
   }
 
   /** Frees the key so the request can be retried (validation errors, failures that changed nothing). */
-  release(credentialId: number, key: string): Promise<void> {
-    return repo.release(this.db, credentialId, key);
+  release(credentialId: number, key: string, token: string): Promise<void> {
+    return repo.release(this.db, credentialId, key, token);
   }
 }

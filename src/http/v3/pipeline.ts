@@ -217,23 +217,29 @@ export function v3Pipeline(deps: PipelineDeps): Middleware {
       await deps.db.transaction(async (tx) => {
         const result = await handler({ ...base, tx });
         const text = result.body === undefined ? null : JSON.stringify(result.body);
-        await services.idempotency.complete(tx, credentialId, key, {
+        const replayable = result.replayable !== false;
+        await services.idempotency.complete(tx, credentialId, key, reservation.token, {
           status: result.status,
           headers: result.headers ?? {},
-          body: text,
-          replayable: result.replayable !== false,
+          // A response shown once (a credential's secret) is never stored, not even here.
+          body: replayable ? text : null,
+          replayable,
         });
         renderJson(ctx, result.status, text ?? undefined, result.headers);
       });
     } catch (err) {
       const e = toAppError(err);
-      if (NOT_CONSUMING.has(e.code) || e.status >= 500) {
-        await services.idempotency.release(credentialId, key).catch(() => undefined);
+      if (e.code === 'operation_ownership_lost') {
+        // Another attempt owns the key now; it records the result.
+      } else if (NOT_CONSUMING.has(e.code) || e.status >= 500) {
+        await services.idempotency
+          .release(credentialId, key, reservation.token)
+          .catch(() => undefined);
       } else {
         // A business rejection is the request's result: a retry gets the same answer.
         const body = JSON.stringify({ error: { code: e.code, details: e.details, ...e.extra } });
         await services.idempotency
-          .complete(deps.db, credentialId, key, {
+          .complete(deps.db, credentialId, key, reservation.token, {
             status: e.status,
             headers: {},
             body,
