@@ -12,17 +12,38 @@ export async function readBody(req: IncomingMessage, limit = MAX_BODY_BYTES): Pr
     req.resume(); // drain without keeping the bytes, so the connection can answer
     throw new AppError('payload_too_large');
   }
-  const chunks: Buffer[] = [];
-  let size = 0;
-  for await (const chunk of req) {
-    size += (chunk as Buffer).length;
-    if (size > limit) {
-      req.resume();
-      throw new AppError('payload_too_large');
-    }
-    chunks.push(chunk as Buffer);
-  }
-  return Buffer.concat(chunks, size);
+  // Listeners, not `for await`: leaving an async iterator destroys the socket, and the client
+  // would see a reset instead of the 413. Past the limit the rest is drained and discarded.
+  return new Promise((resolve, reject) => {
+    const chunks: Buffer[] = [];
+    let size = 0;
+    const cleanup = () => {
+      req.off('data', onData);
+      req.off('end', onEnd);
+      req.off('error', onError);
+    };
+    const onData = (chunk: Buffer) => {
+      size += chunk.length;
+      if (size > limit) {
+        cleanup();
+        req.resume();
+        reject(new AppError('payload_too_large'));
+        return;
+      }
+      chunks.push(chunk);
+    };
+    const onEnd = () => {
+      cleanup();
+      resolve(Buffer.concat(chunks, size));
+    };
+    const onError = (err: Error) => {
+      cleanup();
+      reject(err);
+    };
+    req.on('data', onData);
+    req.on('end', onEnd);
+    req.on('error', onError);
+  });
 }
 
 const decoder = new TextDecoder('utf-8', { fatal: true });

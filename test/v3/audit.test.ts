@@ -70,9 +70,11 @@ t('when the record cannot be written: 503 audit_unavailable', async ({ b }) => {
     throw new Error('disk full');
   };
   try {
-    const res = await b.api('GET', '/api/v3/capabilities');
+    const res = await b.api('GET', `/api/v3/credentials/${b.credentialId}`);
     assert.is(res.status, 503);
     assert.is(res.body.error.code, 'audit_unavailable');
+    // The success it replaced had an ETag; the error must not carry it.
+    assert.is(res.headers.get('etag'), null);
     assert.is(res.body.error.request_id, res.headers.get('x-request-id'));
   } finally {
     audit.record = original;

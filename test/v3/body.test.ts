@@ -3,6 +3,7 @@ import { suite } from 'uvu';
 import * as assert from 'uvu/assert';
 import { boot, newKey, type Booted } from '../helpers/app.ts';
 import { rawRequest } from '../helpers/raw.ts';
+import http from 'node:http';
 
 const t = suite<{ b: Booted }>('body');
 t.before(async (ctx) => {
@@ -61,6 +62,40 @@ t('an empty JSON body is a validation error, not a media type error', async ({ b
     'content-type': 'application/json; charset=utf-8',
   });
   assert.is(charset.status, 201);
+});
+
+t('413 reaches a client that is still uploading, without a connection reset', async ({ b }) => {
+  const u = new URL(`${b.url}/api/v3/credentials`);
+  const result = await new Promise<{ status: number; body: any }>((resolve, reject) => {
+    const req = http.request({
+      host: u.hostname,
+      port: u.port,
+      path: u.pathname,
+      method: 'POST',
+      headers: {
+        authorization: `Bearer ${b.secret}`,
+        'content-type': 'application/json',
+        'idempotency-key': newKey(),
+        'transfer-encoding': 'chunked',
+      },
+    });
+    req.on('response', (res) => {
+      let text = '';
+      res.on('data', (c) => (text += c));
+      res.on('end', () => resolve({ status: res.statusCode!, body: JSON.parse(text) }));
+    });
+    req.on('error', reject);
+    const chunk = Buffer.alloc(256 * 1024, 'a');
+    let sent = 0;
+    const tick = () => {
+      if (sent++ === 8) return void req.end();
+      req.write(chunk);
+      setTimeout(tick, 20);
+    };
+    tick();
+  });
+  assert.is(result.status, 413);
+  assert.is(result.body.error.code, 'payload_too_large');
 });
 
 t('400 malformed_json, json_too_deep, invalid_utf8', async ({ b }) => {

@@ -70,7 +70,12 @@ t('an altered cursor is invalid_cursor', async ({ b }) => {
   const cursor: string = (await b.api('GET', '/api/v3/users?limit=2')).body.page.next_cursor;
   const [body, sig] = cursor.split('.') as [string, string];
   const flipped = (body[0] === 'A' ? 'B' : 'A') + body.slice(1);
-  for (const bad of [`${flipped}.${sig}`, `${body}.${sig.slice(0, -2)}xx`, 'garbage']) {
+  for (const bad of [
+    `${flipped}.${sig}`,
+    `${body}.${sig.slice(0, -2)}xx`,
+    `${cursor}.extra`,
+    'garbage',
+  ]) {
     const res = await b.api('GET', `/api/v3/users?limit=2&cursor=${q(bad)}`);
     assert.is(res.status, 400, bad);
     assert.is(res.body.error.code, 'invalid_cursor');

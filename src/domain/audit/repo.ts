@@ -32,10 +32,18 @@ const row = (e: AuditEntry) => ({
 
 export const auditRepo = {
   async insertMany(tx: Tx, entries: AuditEntry[]): Promise<void> {
-    // One multi-row INSERT per chunk is atomic on its own: no BEGIN/COMMIT round trips.
-    for (let i = 0; i < entries.length; i += 50) {
-      await tx('audit_entries').insert(entries.slice(i, i + 50).map(row));
+    // One multi-row INSERT is atomic on its own; a larger batch needs a transaction, so that
+    // every request of the batch gets the same answer.
+    const CHUNK = 50;
+    if (entries.length <= CHUNK) {
+      await tx('audit_entries').insert(entries.map(row));
+      return;
     }
+    await tx.transaction(async (t) => {
+      for (let i = 0; i < entries.length; i += CHUNK) {
+        await t('audit_entries').insert(entries.slice(i, i + CHUNK).map(row));
+      }
+    });
   },
 
   async get(tx: Tx, accountId: number, requestId: string): Promise<AuditEntry | null> {

@@ -110,8 +110,14 @@ export const credentialsRepo = {
     });
   },
 
-  async update(tx: Tx, id: number, changes: Record<string, unknown>): Promise<void> {
-    await tx('credentials').where('id', id).update(changes);
+  /** Writes only if the row still has the revision the caller read; returns rows changed. */
+  updateIf(
+    tx: Tx,
+    id: number,
+    revision: string,
+    changes: Record<string, unknown>,
+  ): Promise<number> {
+    return tx('credentials').where({ id, revision }).update(changes);
   },
 
   async touch(tx: Tx, id: number, now: string): Promise<void> {

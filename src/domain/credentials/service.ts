@@ -129,7 +129,9 @@ export class CredentialsService {
     };
     if (input.name !== undefined) changes.name = input.name;
     if (input.permissions !== undefined) changes.permissions = JSON.stringify(input.permissions);
-    await repo.update(tx, c.id, changes);
+    // The revision read is part of the write, so a concurrent change is a 412, never lost.
+    if (!(await repo.updateIf(tx, c.id, c.revision, changes)))
+      throw new AppError('revision_mismatch');
     return (await repo.get(tx, auth.account.id, c.id))!;
   }
 
@@ -138,12 +140,18 @@ export class CredentialsService {
     const c = await this.get(auth, id, tx);
     if (c.status === 'revoked') throw new AppError('credential_revoked', { status: 422 });
     const now = this.clock.now().toISOString();
-    await repo.update(tx, c.id, {
+    const changes = {
       status: 'revoked',
       revoked_at: now,
       updated_at: now,
       revision: newRevision(),
-    });
+    };
+    if (!(await repo.updateIf(tx, c.id, c.revision, changes))) {
+      // Changed since it was read; a concurrent revocation makes this one a repeat.
+      const current = await this.get(auth, id, tx);
+      if (current.status === 'revoked') throw new AppError('credential_revoked', { status: 422 });
+      throw new AppError('revision_mismatch');
+    }
     return (await repo.get(tx, auth.account.id, c.id))!;
   }
 

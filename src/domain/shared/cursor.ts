@@ -31,7 +31,9 @@ export class CursorCodec {
 
   decode(cursor: string, sort: string, filters: string): CursorPayload {
     const invalid = () => new AppError('invalid_cursor', { details: [] });
-    const [body, sig] = cursor.split('.');
+    const parts = cursor.split('.');
+    if (parts.length !== 2) throw invalid();
+    const [body, sig] = parts as [string, string];
     if (!body || !sig) throw invalid();
     const expected = Buffer.from(this.sign(body));
     const given = Buffer.from(sig);

@@ -7,7 +7,11 @@ export function toAppError(err: unknown): AppError {
   return isAppError(err) ? err : new AppError('internal_error');
 }
 
+/** Headers that describe a successful result; an error that replaces one must not keep them. */
+const SUCCESS_HEADERS = ['ETag', 'Location', 'Idempotent-Replayed'];
+
 export function renderError(ctx: Context, err: AppError, locale: Locale): void {
+  for (const h of SUCCESS_HEADERS) ctx.remove(h);
   ctx.status = err.status;
   for (const [k, v] of Object.entries(err.headers)) ctx.set(k, v);
   ctx.type = 'application/json';
