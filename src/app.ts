@@ -93,7 +93,7 @@ export async function createApp(config: Config, options: AppOptions = {}) {
       onError,
     }),
   );
-  koa.use(legacyRoutes({ db, clock, logger }));
+  koa.use(legacyRoutes({ db, clock, logger, rateLimits: services.rateLimits }));
   koa.use(oauth.routes);
 
   const server = http.createServer(koa.callback());

@@ -1,6 +1,7 @@
 // How generation routers plug in after legacy authentication: routes are declared relative to
 // their generation, /api/third reaches the v2 routes under /third, and whatever a route throws is
 // rendered in its generation's envelope.
+import { RateLimits } from '../../src/domain/ratelimit.ts';
 import http from 'node:http';
 import Koa from 'koa';
 import Router from '@koa/router';
@@ -53,7 +54,8 @@ t.before(async (ctx) => {
   const koa = new Koa();
   koa.silent = true;
   const logger = createLogger('silent');
-  koa.use(legacyRoutes({ db, clock: systemClock, logger }, { v1, v2 }));
+  const rateLimits = new RateLimits(db, { source: 1000, account: 1000, credential: 1000 });
+  koa.use(legacyRoutes({ db, clock: systemClock, logger, rateLimits }, { v1, v2 }));
   ctx.server = http.createServer(koa.callback());
   await new Promise<void>((r) => ctx.server.listen(0, '127.0.0.1', r));
   ctx.url = `http://127.0.0.1:${(ctx.server.address() as { port: number }).port}`;

@@ -53,7 +53,17 @@ export function legacyRoutes(deps: LegacyDeps, routers: LegacyRouters = {}): Mid
     const surface = surfaceOf(ctx.path);
     if (!surface) return next();
     try {
+      const source = ctx.ip || 'unknown';
+      await deps.rateLimits.consume('source', source);
       ctx.state.legacy = await authenticateLegacy(ctx, deps.db);
+      try {
+        await deps.rateLimits.consume('account', String(ctx.state.legacy.accountId));
+      } catch (err) {
+        // A rejected call does not count: give back the source point too.
+        if ((err as AppError).code === 'rate_limit_exceeded')
+          await deps.rateLimits.refund('source', source);
+        throw err;
+      }
       await route(ctx, surface);
     } catch (err) {
       const e = toLegacyError(err);
