@@ -3,7 +3,7 @@
 import fs from 'node:fs';
 import path from 'node:path';
 import knexFactory, { type Knex } from 'knex';
-import { attachReader, hasReader } from './reads.ts';
+import { attachReader, hasReader } from './statements.ts';
 
 export type Db = Knex;
 export type Tx = Knex | Knex.Transaction;

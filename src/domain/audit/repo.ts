@@ -1,4 +1,5 @@
 import type { Tx } from '../../db/knex.ts';
+import { insertMany } from '../../db/statements.ts';
 
 export interface AuditEntry {
   requestId: string;
@@ -31,19 +32,9 @@ const row = (e: AuditEntry) => ({
 });
 
 export const auditRepo = {
-  async insertMany(tx: Tx, entries: AuditEntry[]): Promise<void> {
-    // One multi-row INSERT is atomic on its own; a larger batch needs a transaction, so that
-    // every request of the batch gets the same answer.
-    const CHUNK = 50;
-    if (entries.length <= CHUNK) {
-      await tx('audit_entries').insert(entries.map(row));
-      return;
-    }
-    await tx.transaction(async (t) => {
-      for (let i = 0; i < entries.length; i += CHUNK) {
-        await t('audit_entries').insert(entries.slice(i, i + CHUNK).map(row));
-      }
-    });
+  /** A whole batch lands or none of it: every request of the batch gets the same answer. */
+  insertMany(tx: Tx, entries: AuditEntry[]): Promise<void> {
+    return insertMany(tx, 'audit_entries', entries.map(row));
   },
 
   async get(tx: Tx, accountId: number, requestId: string): Promise<AuditEntry | null> {

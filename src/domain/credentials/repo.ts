@@ -1,6 +1,6 @@
 import type { Tx } from '../../db/knex.ts';
 import { bool, insertId, json } from '../../db/dialect.ts';
-import { firstRow } from '../../db/reads.ts';
+import { firstRow } from '../../db/statements.ts';
 import type { AccountInfo } from '../auth.ts';
 
 export type CredentialStatus = 'active' | 'suspended' | 'expired' | 'revoked';
@@ -61,7 +61,7 @@ export const credentialsRepo = {
     tx: Tx,
     hash: string,
   ): Promise<{ credential: Credential; account: AccountInfo } | null> {
-    // Every v3 request runs this: a prepared statement on SQLite (see src/db/reads.ts).
+    // Every v3 request runs this: a prepared statement on SQLite (see src/db/statements.ts).
     const r = await firstRow<any>(
       tx,
       'SELECT c.*, a.sandbox AS account_sandbox, a.status AS account_status FROM credentials c ' +

@@ -1,6 +1,7 @@
 // Idempotency records: a lock row per (credential, key), completed with the recorded response.
 import type { Tx } from '../../db/knex.ts';
 import { bool, isUniqueViolation } from '../../db/dialect.ts';
+import { execute } from '../../db/statements.ts';
 
 export interface IdemRecord {
   id: number;
@@ -35,15 +36,12 @@ export const idempotencyRepo = {
     row: { credentialId: number; key: string; hash: string; owner: string; now: string },
   ): Promise<boolean> {
     try {
-      await tx('idempotency_keys').insert({
-        credential_id: row.credentialId,
-        key: row.key,
-        request_hash: row.hash,
-        state: 'in_progress',
-        owner: row.owner,
-        locked_at: row.now,
-        created_at: row.now,
-      });
+      await execute(
+        tx,
+        'INSERT INTO idempotency_keys (credential_id, key, request_hash, state, owner, locked_at, created_at) ' +
+          "VALUES (?, ?, ?, 'in_progress', ?, ?, ?)",
+        [row.credentialId, row.key, row.hash, row.owner, row.now, row.now],
+      );
       return true;
     } catch (err) {
       if (isUniqueViolation(err)) return false;
@@ -88,15 +86,12 @@ export const idempotencyRepo = {
       replayable: boolean;
     },
   ): Promise<number> {
-    return tx('idempotency_keys')
-      .where({ credential_id: credentialId, key, owner, state: 'in_progress' })
-      .update({
-        state: 'completed',
-        response_status: res.status,
-        response_headers: JSON.stringify(res.headers),
-        response_body: res.body,
-        replayable: res.replayable,
-      });
+    return execute(
+      tx,
+      "UPDATE idempotency_keys SET state = 'completed', response_status = ?, response_headers = ?, " +
+        "response_body = ?, replayable = ? WHERE credential_id = ? AND key = ? AND owner = ? AND state = 'in_progress'",
+      [res.status, JSON.stringify(res.headers), res.body, res.replayable, credentialId, key, owner],
+    );
   },
 
   async purgeBefore(tx: Tx, cutoff: string): Promise<void> {

@@ -1,6 +1,6 @@
 // Students (table `users`). Every function takes the caller's `tx`: inside an idempotent write
 // that is the request's transaction, and SQLite has a single connection.
-import { firstRow } from '../../db/reads.ts';
+import { firstRow } from '../../db/statements.ts';
 import type { Tx } from '../../db/knex.ts';
 import { bool, insertId, json } from '../../db/dialect.ts';
 
@@ -87,7 +87,10 @@ export const usersRepo = {
   },
 
   async findByEmail(tx: Tx, accountId: number, emailLower: string): Promise<User | null> {
-    const r = await tx('users').where({ account_id: accountId, email_lower: emailLower }).first();
+    const r = await firstRow(tx, 'SELECT * FROM users WHERE account_id = ? AND email_lower = ?', [
+      accountId,
+      emailLower,
+    ]);
     return r ? map(r) : null;
   },
 
