@@ -1,6 +1,7 @@
 // Small helpers that hide the differences between SQLite and PostgreSQL.
 import type { Tx } from './knex.ts';
 import { isPostgres } from './knex.ts';
+import { insertRowSqlite } from './statements.ts';
 
 /** Inserts one row and returns its integer id (RETURNING on PostgreSQL, lastInsertRowid on SQLite). */
 export async function insertId(
@@ -12,8 +13,7 @@ export async function insertId(
     const [r] = await tx(table).insert(row).returning('id');
     return Number(r.id);
   }
-  const [id] = await tx(table).insert(row);
-  return Number(id);
+  return insertRowSqlite(tx, table, row);
 }
 
 /** SQLite stores booleans as 0/1. */

@@ -125,3 +125,16 @@ export async function insertMany(
     rows.map((r) => columns.map((c) => r[c] ?? null)),
   );
 }
+
+/** SQLite: inserts one row with a cached prepared statement and returns its rowid. */
+export async function insertRowSqlite(
+  tx: Tx,
+  table: string,
+  row: Record<string, unknown>,
+): Promise<number> {
+  const columns = Object.keys(row);
+  const sql = `INSERT INTO ${table} (${columns.join(', ')}) VALUES (${columns.map(() => '?').join(', ')})`;
+  const values = sqliteParams(columns.map((c) => row[c] ?? null));
+  // run(), never get() with RETURNING: an unfinished statement would block WAL checkpoints.
+  return onConnection(tx, (conn) => Number(statement(conn, sql).run(...values).lastInsertRowid));
+}
