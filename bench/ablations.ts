@@ -20,7 +20,7 @@
 //               the WAL grows for the run's duration. Tells whether tail latency is checkpoints.
 import type { App } from '../src/app.ts';
 import { bool } from '../src/db/dialect.ts';
-import { auditRepo, type AuditEntry } from '../src/domain/audit/repo.ts';
+import { auditRepo, auditRow } from '../src/domain/audit/repo.ts';
 import { credentialsRepo } from '../src/domain/credentials/repo.ts';
 import { idempotencyRepo } from '../src/domain/idempotency/repo.ts';
 import { usersRepo } from '../src/domain/users/repo.ts';
@@ -83,21 +83,6 @@ const AUDIT_SQL =
   'operation_id, path, status, duration_ms, ip, created_at) values (@request_id, @account_id, ' +
   '@credential_id, @admin_id, @method, @route, @operation_id, @path, @status, @duration_ms, @ip, ' +
   '@created_at)';
-
-const auditRow = (e: AuditEntry) => ({
-  request_id: e.requestId,
-  account_id: e.accountId,
-  credential_id: e.credentialId,
-  admin_id: e.adminId,
-  method: e.method,
-  route: e.route,
-  operation_id: e.operationId,
-  path: e.path,
-  status: e.status,
-  duration_ms: e.durationMs,
-  ip: e.ip,
-  created_at: e.createdAt,
-});
 
 export async function applyAblations(app: App, pieces: string[], limit: number): Promise<void> {
   const { services } = app;

@@ -16,7 +16,8 @@ export interface AuditEntry {
   createdAt: string;
 }
 
-const row = (e: AuditEntry) => ({
+/** The table's columns for an entry. */
+export const auditRow = (e: AuditEntry) => ({
   request_id: e.requestId,
   account_id: e.accountId,
   credential_id: e.credentialId,
@@ -34,7 +35,7 @@ const row = (e: AuditEntry) => ({
 export const auditRepo = {
   /** A whole batch lands or none of it: every request of the batch gets the same answer. */
   insertMany(tx: Tx, entries: AuditEntry[]): Promise<void> {
-    return insertMany(tx, 'audit_entries', entries.map(row));
+    return insertMany(tx, 'audit_entries', entries.map(auditRow));
   },
 
   async get(tx: Tx, accountId: number, requestId: string): Promise<AuditEntry | null> {
