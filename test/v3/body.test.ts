@@ -152,6 +152,21 @@ t('422 unknown_field and validation_failed itemize fields', async ({ b }) => {
   ]);
 });
 
+t('an operation without a body accepts {} and refuses anything else', async ({ b }) => {
+  const target = await b.app.services.accounts.createRootCredential({
+    accountId: b.accountId,
+    permissions: ['users.read'],
+  });
+  const path = `/api/v3/credentials/${target.id}/revocations`;
+  const extra = await b.api('POST', path, { key: newKey(), body: { reason: 'x' } });
+  assert.is(extra.status, 422);
+  assert.is(extra.body.error.code, 'unknown_field');
+  assert.is(extra.body.error.details[0].field, 'reason');
+  const empty = await b.api('POST', path, { key: newKey(), body: {} });
+  assert.is(empty.status, 200);
+  assert.is(empty.body.data.status, 'revoked');
+});
+
 t('400 unknown_parameter; 422 for a parameter out of range', async ({ b }) => {
   const unknown = await b.api('GET', '/api/v3/credentials?colour=red');
   assert.is(unknown.status, 400);

@@ -146,9 +146,14 @@ export class TagsService {
 
   // ---- assignment to students; another account's user or tag is simply not found ----
 
-  async listForUser(accountId: number, userId: number | null, tx: Tx = this.db): Promise<Tag[]> {
+  private async user(accountId: number, userId: number | null, tx: Tx) {
     const u = userId === null ? null : await usersRepo.get(tx, accountId, userId);
     if (!u) throw new AppError('not_found');
+    return u;
+  }
+
+  async listForUser(accountId: number, userId: number | null, tx: Tx = this.db): Promise<Tag[]> {
+    const u = await this.user(accountId, userId, tx);
     return repo.listForUser(tx, u.id);
   }
 
@@ -159,8 +164,7 @@ export class TagsService {
     opts: { tx?: Tx } = {},
   ): Promise<Tag> {
     return inTransaction(this.db, opts.tx, async (tx) => {
-      const u = userId === null ? null : await usersRepo.get(tx, accountId, userId);
-      if (!u) throw new AppError('not_found');
+      const u = await this.user(accountId, userId, tx);
       const t = await this.get(accountId, tagId, tx);
       await repo.assign(tx, u.id, t.id, this.clock.now().toISOString());
       return (await repo.get(tx, accountId, t.id))!;
@@ -174,8 +178,7 @@ export class TagsService {
     opts: { tx?: Tx } = {},
   ): Promise<void> {
     await inTransaction(this.db, opts.tx, async (tx) => {
-      const u = userId === null ? null : await usersRepo.get(tx, accountId, userId);
-      if (!u) throw new AppError('not_found');
+      const u = await this.user(accountId, userId, tx);
       const t = await this.get(accountId, tagId, tx);
       if ((await repo.unassign(tx, u.id, t.id)) === 0) throw new AppError('not_found');
     });

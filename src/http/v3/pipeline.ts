@@ -103,12 +103,11 @@ export function v3Pipeline(deps: PipelineDeps): Middleware {
       check(op.validateBody, body === undefined ? null : body, 'field', locale);
       return body;
     }
-    if (
-      body !== undefined &&
-      !(body && typeof body === 'object' && !Array.isArray(body) && Object.keys(body).length === 0)
-    ) {
-      const keys =
-        body && typeof body === 'object' && !Array.isArray(body) ? Object.keys(body) : [''];
+    // An operation without a body accepts none, or `{}`.
+    if (body === undefined) return undefined;
+    const keys =
+      body && typeof body === 'object' && !Array.isArray(body) ? Object.keys(body) : [''];
+    if (keys.length > 0) {
       throw new AppError('unknown_field', {
         details: keys.map((k) => ({
           field: k,
