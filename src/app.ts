@@ -72,7 +72,7 @@ export async function createApp(config: Config, options: AppOptions = {}) {
   const handlers: Handlers = {
     ...metaHandlers({ spec, release, catalog, audit: services.audit }),
     ...credentialHandlers(services.credentials, cursors),
-    ...userHandlers({ db, clock, config, cursors }, services.users, services.tags),
+    ...userHandlers(config.publicBaseUrl, services.users, services.tags),
   };
 
   const koa = new Koa();

@@ -7,7 +7,6 @@ import type { TagsService } from '../domain/tags/service.ts';
 import { fromId } from '../domain/shared/ids.ts';
 import { etag } from '../domain/shared/revision.ts';
 import type { Handlers } from './types.ts';
-import type { ResourceDeps } from './deps.ts';
 import { presentTag, tagHandlers, type TagOps } from './tags.ts';
 
 type UserOut = components['schemas']['User'];
@@ -48,11 +47,11 @@ export function presentUser(u: User, publicBaseUrl: string): UserOut {
 }
 
 export function userHandlers(
-  deps: ResourceDeps,
+  publicBaseUrl: string,
   users: UsersService,
   tags: TagsService,
 ): Pick<Handlers, UserOps | TagOps> {
-  const show = (u: User) => presentUser(u, deps.config.publicBaseUrl);
+  const show = (u: User) => presentUser(u, publicBaseUrl);
   const one = (u: User) => ({ body: { data: show(u) }, headers: { ETag: etag(u.revision) } });
   return {
     async listUsers({ auth, query }) {
