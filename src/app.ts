@@ -9,7 +9,7 @@ import { systemClock, type Clock } from './clock.ts';
 import { createDb, type Db } from './db/knex.ts';
 import { migrate } from './db/migrate.ts';
 import { serverKey } from './db/server-keys.ts';
-import { closeReader } from './db/statements.ts';
+import { closeSideConnections } from './db/statements.ts';
 import { createLogger, type Logger } from './log.ts';
 import { AuditService } from './domain/audit/repo.ts';
 import { AccountsService } from './domain/accounts/service.ts';
@@ -118,7 +118,7 @@ export async function createApp(config: Config, options: AppOptions = {}) {
           server.closeIdleConnections();
         });
       }
-      closeReader(db);
+      await closeSideConnections(db);
       await db.destroy();
     },
   };

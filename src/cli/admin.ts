@@ -7,6 +7,7 @@ import { loadConfig } from '../config.ts';
 import { isUniqueViolation } from '../db/dialect.ts';
 import { createDb, type Db } from '../db/knex.ts';
 import { migrate } from '../db/migrate.ts';
+import { closeSideConnections } from '../db/statements.ts';
 import { AccountsService } from '../domain/accounts/service.ts';
 import { isAppError } from '../errors.ts';
 import { errorMessage } from '../i18n/messages.ts';
@@ -121,6 +122,7 @@ export async function runAdmin(argv: string[], io: Io = processIo): Promise<numb
     return 1;
   } finally {
     // Closing the pool is what lets the process exit on its own.
+    if (db) await closeSideConnections(db);
     await db?.destroy();
   }
 }

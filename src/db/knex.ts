@@ -3,7 +3,7 @@
 import fs from 'node:fs';
 import path from 'node:path';
 import knexFactory, { type Knex } from 'knex';
-import { attachReader, hasReader } from './statements.ts';
+import { attachSideConnections, hasSideConnections } from './statements.ts';
 
 export type Db = Knex;
 export type Tx = Knex | Knex.Transaction;
@@ -60,8 +60,12 @@ export function createDb(url: string, options: DbOptions = {}): Db {
           conn.pragma('synchronous = NORMAL');
           conn.pragma('foreign_keys = ON');
           conn.pragma('busy_timeout = 5000');
-          // The read connection needs the file to exist with WAL on, so it opens after this one.
-          if (filename !== ':memory:' && !hasReader(db)) attachReader(db, path.resolve(filename));
+          if (filename !== ':memory:') {
+            // src/db/checkpoint.ts checkpoints off the event loop instead.
+            conn.pragma('wal_autocheckpoint = 0');
+            // They need the file to exist with WAL on, so they open after this connection.
+            if (!hasSideConnections(db)) attachSideConnections(db, path.resolve(filename));
+          }
           done(null, conn);
         } catch (err) {
           done(err as Error, conn);

@@ -6,28 +6,38 @@
 //   inside one), taken and released through knex's pool, so it stays serialized with knex queries.
 // - On PostgreSQL the same portable `?` SQL goes through knex.
 import Database from 'better-sqlite3';
+import { Checkpointer } from './checkpoint.ts';
 import type { Db, Tx } from './knex.ts';
 import { isPostgres } from './knex.ts';
 
 interface ReadConnection {
   conn: Database.Database;
   statements: Map<string, Database.Statement>;
+  checkpointer: Checkpointer;
 }
 
 const readers = new WeakMap<object, ReadConnection>();
 
-/** Gives a file-backed SQLite database its read connection (createDb calls this). */
-export function attachReader(db: Db, filename: string): void {
+/**
+ * Gives a file-backed SQLite database its side connections (createDb calls this once the writer
+ * has WAL on): the read connection, and the checkpointer that replaces the writer's automatic
+ * checkpoints.
+ */
+export function attachSideConnections(db: Db, filename: string): void {
   const conn = new Database(filename, { readonly: true, fileMustExist: false });
   conn.pragma('busy_timeout = 5000');
-  readers.set(db, { conn, statements: new Map() });
+  readers.set(db, { conn, statements: new Map(), checkpointer: new Checkpointer(filename) });
 }
 
-export const hasReader = (db: Db): boolean => readers.has(db);
+export const hasSideConnections = (db: Db): boolean => readers.has(db);
 
-export function closeReader(db: Db): void {
-  readers.get(db)?.conn.close();
+/** Closes them; before db.destroy(), so the writer's own close finds the WAL checkpointed. */
+export async function closeSideConnections(db: Db): Promise<void> {
+  const side = readers.get(db);
+  if (!side) return;
   readers.delete(db);
+  side.conn.close();
+  await side.checkpointer.close();
 }
 
 /** First row of a portable `?`-parameterized SELECT, or undefined. */
