@@ -3,10 +3,12 @@ import type { Knex } from 'knex';
 import type { Db } from './knex.ts';
 import * as m001 from './migrations/001_foundation.ts';
 import * as m002 from './migrations/002_oauth.ts';
+import * as m003 from './migrations/003_idempotency_sweep_index.ts';
 
 const migrations: Record<string, Knex.Migration> = {
   '001_foundation': m001,
   '002_oauth': m002,
+  '003_idempotency_sweep_index': m003,
 };
 
 const source: Knex.MigrationSource<string> = {

@@ -125,8 +125,21 @@ t('an attempt whose lock was taken over is discarded', async ({ b }) => {
   const key = newKey();
   const first = await idem.reserve(b.credentialId, key, 'h');
   assert.is(first.kind, 'execute');
-  // Another attempt takes the key over (what an expired lease allows on PostgreSQL).
-  await b.app.db('idempotency_keys').where({ key }).update({ owner: 'someone-else:1' });
+  // Another attempt takes the key over (what an expired lease allows on PostgreSQL; on SQLite,
+  // where a running request's lock is in memory, another process writing the key).
+  const taken = await b.app
+    .db('idempotency_keys')
+    .where({ key })
+    .update({ owner: 'someone-else:1' });
+  if (taken === 0) {
+    await idempotencyRepo.tryLock(b.app.db, {
+      credentialId: b.credentialId,
+      key,
+      hash: 'h',
+      owner: 'someone-else:1',
+      now: b.clock.now().toISOString(),
+    });
+  }
   try {
     await b.app.db.transaction((tx) =>
       idem.complete(tx, b.credentialId, key, (first as { token: string }).token, {

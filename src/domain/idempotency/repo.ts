@@ -1,7 +1,14 @@
 // Idempotency records: a lock row per (credential, key), completed with the recorded response.
 import type { Tx } from '../../db/knex.ts';
 import { bool, isUniqueViolation } from '../../db/dialect.ts';
-import { execute } from '../../db/statements.ts';
+import { execute, firstRow } from '../../db/statements.ts';
+
+export interface RecordedResponse {
+  status: number;
+  headers: Record<string, string>;
+  body: string | null;
+  replayable: boolean;
+}
 
 export interface IdemRecord {
   id: number;
@@ -50,8 +57,44 @@ export const idempotencyRepo = {
   },
 
   async find(tx: Tx, credentialId: number, key: string): Promise<IdemRecord | null> {
-    const r = await tx('idempotency_keys').where({ credential_id: credentialId, key }).first();
+    const r = await firstRow(
+      tx,
+      'SELECT * FROM idempotency_keys WHERE credential_id = ? AND key = ? LIMIT 1',
+      [credentialId, key],
+    );
     return r ? map(r) : null;
+  },
+
+  /**
+   * SQLite, where a running request's lock lives in memory (see the service): writes the completed
+   * record, or completes the lock row this owner holds; 0 when someone else holds the key.
+   */
+  record(
+    tx: Tx,
+    row: { credentialId: number; key: string; hash: string; owner: string; createdAt: string },
+    res: RecordedResponse,
+  ): Promise<number> {
+    return execute(
+      tx,
+      'INSERT INTO idempotency_keys (credential_id, key, request_hash, state, owner, locked_at, created_at, ' +
+        "response_status, response_headers, response_body, replayable) VALUES (?, ?, ?, 'completed', ?, ?, ?, ?, ?, ?, ?) " +
+        'ON CONFLICT (credential_id, key) DO UPDATE SET state = excluded.state, ' +
+        'response_status = excluded.response_status, response_headers = excluded.response_headers, ' +
+        'response_body = excluded.response_body, replayable = excluded.replayable ' +
+        "WHERE idempotency_keys.owner = excluded.owner AND idempotency_keys.state = 'in_progress'",
+      [
+        row.credentialId,
+        row.key,
+        row.hash,
+        row.owner,
+        row.createdAt,
+        row.createdAt,
+        res.status,
+        JSON.stringify(res.headers),
+        res.body,
+        res.replayable,
+      ],
+    );
   },
 
   /** Deletes a record only if it is still the one we looked at. */
@@ -79,12 +122,7 @@ export const idempotencyRepo = {
     credentialId: number,
     key: string,
     owner: string,
-    res: {
-      status: number;
-      headers: Record<string, string>;
-      body: string | null;
-      replayable: boolean;
-    },
+    res: RecordedResponse,
   ): Promise<number> {
     return execute(
       tx,

@@ -1,14 +1,20 @@
 // Idempotency keys (specification: Idempotency key; DESIGN.md section 4). A key is remembered
-// 48 h per credential. The first request holds a lock row; its result is recorded in the same
-// transaction as its effects, so a crash leaves either both or neither. A lock left by a request
-// that died (another boot of this process on SQLite, or an expired lease) is result_uncertain.
+// 48 h per credential. The first request holds a lock; its result is recorded in the same
+// transaction as its effects, so a crash leaves either both or neither.
+// - PostgreSQL: the lock is a committed row, shared by every instance, with a lease. A lock left
+//   by a request that died (its lease ran out) is result_uncertain.
+// - SQLite: one process owns the database, so the lock of a running request lives in this
+//   process's memory and the record is written once, completed, with the effects. That saves a
+//   commit per request; a crash leaves nothing, so the retry simply runs. Lock rows left by an
+//   earlier boot are still honoured (result_uncertain).
 import crypto from 'node:crypto';
 import type { Db, Tx } from '../../db/knex.ts';
 import { isPostgres } from '../../db/knex.ts';
 import type { Clock } from '../../clock.ts';
 import { HOUR } from '../../clock.ts';
 import { AppError } from '../../errors.ts';
-import { idempotencyRepo as repo } from './repo.ts';
+import { idempotencyRepo as repo, type IdemRecord, type RecordedResponse } from './repo.ts';
+import { randomHex } from '../shared/ids.ts';
 
 export const KEY_PATTERN = /^[A-Za-z0-9._:-]{1,128}$/;
 const RETENTION_MS = 48 * HOUR;
@@ -18,11 +24,13 @@ export type Reservation =
   | { kind: 'execute'; token: string }
   | { kind: 'replay'; status: number; headers: Record<string, string>; body: string | null };
 
-export interface RecordedResponse {
-  status: number;
-  headers: Record<string, string>;
-  body: string | null;
-  replayable: boolean;
+export type { RecordedResponse };
+
+/** A request this process is executing under a key (SQLite). */
+interface Running {
+  token: string;
+  hash: string;
+  createdAt: string;
 }
 
 function canonical(value: unknown): string {
@@ -44,11 +52,15 @@ export function requestHash(method: string, path: string, body: unknown): string
 export class IdempotencyService {
   /** Identifies this process; a lock owned by another boot on SQLite belongs to a dead process. */
   readonly bootId = crypto.randomBytes(8).toString('hex');
+  /** SQLite: locks in memory, keyed by credential and key. */
+  private readonly running: Map<string, Running> | null;
 
   constructor(
     private readonly db: Db,
     private readonly clock: Clock,
-  ) {}
+  ) {
+    this.running = isPostgres(db) ? null : new Map();
+  }
 
   private isStale(owner: string, lockedAt: string): boolean {
     // On SQLite one process owns the database: a lock of another boot belongs to a crashed
@@ -60,12 +72,48 @@ export class IdempotencyService {
 
   /** Each reservation has its own owner token, so only the request holding it can finish it. */
   private newToken(): string {
-    return `${this.bootId}:${crypto.randomBytes(6).toString('hex')}`;
+    return `${this.bootId}:${randomHex(6)}`;
   }
 
   async reserve(credentialId: number, key: string, hash: string): Promise<Reservation> {
+    if (!this.running) return this.reserveRow(credentialId, key, hash);
+    const slot = `${credentialId}\n${key}`;
+    if (this.running.has(slot)) throw new AppError('idempotency_in_progress');
+    const token = this.newToken();
+    // Taken before the first await, so an identical request arriving meanwhile sees it.
+    this.running.set(slot, { token, hash, createdAt: this.clock.now().toISOString() });
+    try {
+      const reservation = await this.reserveRow(credentialId, key, hash, token);
+      if (reservation.kind !== 'execute') this.running.delete(slot);
+      return reservation;
+    } catch (err) {
+      this.running.delete(slot);
+      throw err;
+    }
+  }
+
+  /**
+   * Looks at the key's record. With a token (SQLite) a key without one needs no lock row: the
+   * in-memory lock is already held. Without (PostgreSQL) the lock row is inserted.
+   */
+  private async reserveRow(
+    credentialId: number,
+    key: string,
+    hash: string,
+    memoryToken?: string,
+  ): Promise<Reservation> {
     for (let attempt = 0; attempt < 3; attempt++) {
       const now = this.clock.now();
+      if (memoryToken) {
+        const rec = await repo.find(this.db, credentialId, key);
+        if (!rec) {
+          this.sweepSometimes(now);
+          return { kind: 'execute', token: memoryToken };
+        }
+        const outcome = await this.existing(rec, hash, memoryToken, now);
+        if (outcome) return outcome;
+        continue;
+      }
       const token = this.newToken();
       const locked = await repo.tryLock(this.db, {
         credentialId,
@@ -75,41 +123,55 @@ export class IdempotencyService {
         now: now.toISOString(),
       });
       if (locked) {
-        // Keys are forgotten after 48 h; sweep old rows now and then instead of on a timer.
-        if (Math.random() < 0.01) {
-          const cutoff = new Date(now.getTime() - RETENTION_MS).toISOString();
-          await repo.purgeBefore(this.db, cutoff).catch(() => undefined);
-        }
+        this.sweepSometimes(now);
         return { kind: 'execute', token };
       }
       const rec = await repo.find(this.db, credentialId, key);
       if (!rec) continue;
-      if (now.getTime() - Date.parse(rec.createdAt) >= RETENTION_MS) {
-        await repo.deleteIf(this.db, rec.id, rec.state); // forgotten after 48 h: a new request
-        continue;
-      }
-      if (rec.requestHash !== hash) throw new AppError('idempotency_key_reused');
-      if (rec.state === 'completed') {
-        if (!rec.replayable) throw new AppError('secret_not_replayable');
-        return {
-          kind: 'replay',
-          status: rec.responseStatus!,
-          headers: rec.responseHeaders,
-          body: rec.responseBody,
-        };
-      }
-      if (rec.state === 'uncertain') {
-        if (await repo.relock(this.db, rec.id, token, now.toISOString()))
-          return { kind: 'execute', token };
-        throw new AppError('idempotency_in_progress');
-      }
-      if (this.isStale(rec.owner, rec.lockedAt)) {
-        await repo.markUncertain(this.db, rec.id, rec.lockedAt);
-        throw new AppError('result_uncertain');
-      }
-      throw new AppError('idempotency_in_progress');
+      const outcome = await this.existing(rec, hash, token, now);
+      if (outcome) return outcome;
     }
     throw new AppError('idempotency_in_progress');
+  }
+
+  /** What a key with a record means: a replay, an error, a takeover; null to look again. */
+  private async existing(
+    rec: IdemRecord,
+    hash: string,
+    token: string,
+    now: Date,
+  ): Promise<Reservation | null> {
+    if (now.getTime() - Date.parse(rec.createdAt) >= RETENTION_MS) {
+      await repo.deleteIf(this.db, rec.id, rec.state); // forgotten after 48 h: a new request
+      return null;
+    }
+    if (rec.requestHash !== hash) throw new AppError('idempotency_key_reused');
+    if (rec.state === 'completed') {
+      if (!rec.replayable) throw new AppError('secret_not_replayable');
+      return {
+        kind: 'replay',
+        status: rec.responseStatus!,
+        headers: rec.responseHeaders,
+        body: rec.responseBody,
+      };
+    }
+    if (rec.state === 'uncertain') {
+      if (await repo.relock(this.db, rec.id, token, now.toISOString()))
+        return { kind: 'execute', token };
+      throw new AppError('idempotency_in_progress');
+    }
+    if (this.isStale(rec.owner, rec.lockedAt)) {
+      await repo.markUncertain(this.db, rec.id, rec.lockedAt);
+      throw new AppError('result_uncertain');
+    }
+    throw new AppError('idempotency_in_progress');
+  }
+
+  /** Keys are forgotten after 48 h; old rows are swept now and then instead of on a timer. */
+  private sweepSometimes(now: Date): void {
+    if (Math.random() >= 0.01) return;
+    const cutoff = new Date(now.getTime() - RETENTION_MS).toISOString();
+    void repo.purgeBefore(this.db, cutoff).catch(() => undefined);
   }
 
   /**
@@ -117,13 +179,23 @@ export class IdempotencyService {
    * that ran out on PostgreSQL), this attempt is discarded: its transaction rolls back.
    */
   async complete(tx: Tx, credentialId: number, key: string, token: string, res: RecordedResponse) {
-    if ((await repo.complete(tx, credentialId, key, token, res)) === 0) {
-      throw new AppError('operation_ownership_lost');
-    }
+    const run = this.running?.get(`${credentialId}\n${key}`);
+    const changed =
+      run && run.token === token
+        ? await repo.record(tx, { credentialId, key, owner: token, ...run }, res)
+        : await repo.complete(tx, credentialId, key, token, res);
+    if (changed === 0) throw new AppError('operation_ownership_lost');
   }
 
   /** Frees the key so the request can be retried (validation errors, failures that changed nothing). */
-  release(credentialId: number, key: string, token: string): Promise<void> {
-    return repo.release(this.db, credentialId, key, token);
+  async release(credentialId: number, key: string, token: string): Promise<void> {
+    this.settle(credentialId, key, token);
+    await repo.release(this.db, credentialId, key, token);
+  }
+
+  /** SQLite: the request holding `token` has ended (its result is committed, or nothing is). */
+  settle(credentialId: number, key: string, token: string): void {
+    const slot = `${credentialId}\n${key}`;
+    if (this.running?.get(slot)?.token === token) this.running.delete(slot);
   }
 }

@@ -10,21 +10,35 @@ export const fromId = (s: string | undefined): number | null => {
   return Number(s);
 };
 
-export const newRevision = (): string => crypto.randomBytes(8).toString('hex');
-
-// Request ids are minted on every response: `req_`, 12 hex digits of the millisecond, 12 random.
-// Time-ordered, so the audit trail's unique index grows at its right edge: random ids dirtied a
-// random index page per entry, which multiplied the bytes every audit commit wrote. Slicing a
-// pooled random buffer avoids a randomBytes call (a few microseconds each) per request.
+// Random bytes are sliced from a pooled buffer: a randomBytes call costs a few microseconds, and
+// several ids are minted per request. Each byte is handed out once.
+const POOL_SIZE = 8192;
 let pool = Buffer.alloc(0);
 let offset = 0;
-export function newRequestId(now = Date.now()): string {
-  if (offset + 6 > pool.length) {
-    pool = crypto.randomBytes(6 * 1024);
+function take(n: number): [Buffer, number] {
+  if (offset + n > pool.length) {
+    pool = crypto.randomBytes(Math.max(POOL_SIZE, n));
     offset = 0;
   }
-  offset += 6;
-  return 'req_' + now.toString(16).padStart(12, '0') + pool.toString('hex', offset - 6, offset);
+  offset += n;
+  return [pool, offset - n];
+}
+
+/** `bytes` random bytes as hex. */
+export function randomHex(bytes: number): string {
+  const [buf, at] = take(bytes);
+  return buf.toString('hex', at, at + bytes);
+}
+
+export const newRevision = (): string => randomHex(8);
+
+/**
+ * Request ids, minted on every response: `req_`, 12 hex digits of the millisecond, 12 random.
+ * Time-ordered, so the audit trail's unique index grows at its right edge: random ids dirtied a
+ * random index page per entry, which multiplied the bytes every audit commit wrote.
+ */
+export function newRequestId(now = Date.now()): string {
+  return 'req_' + now.toString(16).padStart(12, '0') + randomHex(6);
 }
 
 export const sha256 = (s: string): string => crypto.createHash('sha256').update(s).digest('hex');
@@ -36,8 +50,9 @@ export function randomBase62(bytes: number): string {
   const length = Math.ceil((bytes * 8) / Math.log2(62));
   let out = '';
   while (out.length < length) {
-    for (const b of crypto.randomBytes(length * 2)) {
-      if (b < 248 && out.length < length) out += BASE62[b % 62];
+    const [buf, at] = take(length * 2);
+    for (let i = at; i < at + length * 2 && out.length < length; i++) {
+      if (buf[i]! < 248) out += BASE62[buf[i]! % 62];
     }
   }
   return out;

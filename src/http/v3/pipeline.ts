@@ -212,12 +212,13 @@ export function v3Pipeline(deps: PipelineDeps): Middleware {
       });
       return;
     }
+    const { token } = reservation;
     try {
       await deps.db.transaction(async (tx) => {
         const result = await handler({ ...base, tx });
         const text = result.body === undefined ? null : JSON.stringify(result.body);
         const replayable = result.replayable !== false;
-        await services.idempotency.complete(tx, credentialId, key, reservation.token, {
+        await services.idempotency.complete(tx, credentialId, key, token, {
           status: result.status,
           headers: result.headers ?? {},
           // A response shown once (a credential's secret) is never stored, not even here.
@@ -231,14 +232,12 @@ export function v3Pipeline(deps: PipelineDeps): Middleware {
       if (e.code === 'operation_ownership_lost') {
         // Another attempt owns the key now; it records the result.
       } else if (NOT_CONSUMING.has(e.code) || e.status >= 500) {
-        await services.idempotency
-          .release(credentialId, key, reservation.token)
-          .catch(() => undefined);
+        await services.idempotency.release(credentialId, key, token).catch(() => undefined);
       } else {
         // A business rejection is the request's result: a retry gets the same answer.
         const body = JSON.stringify({ error: { code: e.code, details: e.details, ...e.extra } });
         await services.idempotency
-          .complete(deps.db, credentialId, key, reservation.token, {
+          .complete(deps.db, credentialId, key, token, {
             status: e.status,
             headers: {},
             body,
@@ -247,6 +246,8 @@ export function v3Pipeline(deps: PipelineDeps): Middleware {
           .catch(() => undefined);
       }
       throw err;
+    } finally {
+      services.idempotency.settle(credentialId, key, token);
     }
   }
 
