@@ -8,7 +8,7 @@
 import { createRequire } from 'node:module';
 import { Worker } from 'node:worker_threads';
 
-const EVERY_MS = Number(process.env.XCK ?? 100);
+const EVERY_MS = 100;
 
 // CommonJS run with eval: the worker needs no TypeScript loader.
 const SOURCE = `
@@ -16,7 +16,6 @@ const { parentPort, workerData } = require('node:worker_threads');
 const Database = require(workerData.driver);
 const db = new Database(workerData.filename, { fileMustExist: true });
 db.pragma('busy_timeout = 5000');
-if (process.env.XSYNC) db.pragma('synchronous = ' + process.env.XSYNC);
 const checkpoint = () => {
   try { db.pragma('wal_checkpoint(PASSIVE)'); } catch { /* the next tick tries again */ }
 };
