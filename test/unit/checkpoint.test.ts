@@ -1,0 +1,81 @@
+// SQLite WAL checkpoints run in a worker thread (src/db/checkpoint.ts), never inside a request's
+// commit: the writer's automatic checkpoint is off, and committed frames still reach the database
+// file, past the threshold at once and below it within a second.
+import fs from 'node:fs';
+import os from 'node:os';
+import path from 'node:path';
+import { test } from 'uvu';
+import * as assert from 'uvu/assert';
+import { createDb } from '../../src/db/knex.ts';
+import { closeSideConnections } from '../../src/db/statements.ts';
+
+/** mxFrame (last WAL frame) and nBackfill (frames copied to the database) from the -shm header. */
+function walState(file: string): { frames: number; backfilled: number } {
+  const header = Buffer.alloc(100);
+  const fd = fs.openSync(file + '-shm', 'r');
+  try {
+    fs.readSync(fd, header, 0, 100, 0);
+  } finally {
+    fs.closeSync(fd);
+  }
+  return { frames: header.readUInt32LE(16), backfilled: header.readUInt32LE(96) };
+}
+
+async function until(check: () => boolean, ms: number): Promise<boolean> {
+  const deadline = Date.now() + ms;
+  while (Date.now() < deadline) {
+    if (check()) return true;
+    await new Promise((r) => setTimeout(r, 25));
+  }
+  return check();
+}
+
+async function withDb(fn: (db: ReturnType<typeof createDb>, file: string) => Promise<void>) {
+  const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'school-ckpt-'));
+  const file = path.join(dir, 'x.db');
+  const db = createDb(`sqlite:${file}`);
+  try {
+    await db.raw('CREATE TABLE t (id INTEGER PRIMARY KEY, body TEXT)');
+    await fn(db, file);
+  } finally {
+    await closeSideConnections(db);
+    await db.destroy();
+    fs.rmSync(dir, { recursive: true, force: true });
+  }
+}
+
+test('the writer never checkpoints by itself', async () => {
+  await withDb(async (db) => {
+    const [row] = await db.raw('PRAGMA wal_autocheckpoint');
+    assert.is(row.wal_autocheckpoint, 0);
+  });
+});
+
+test('a large WAL is checkpointed by the worker', async () => {
+  await withDb(async (db, file) => {
+    // 1,500 commits of a page or more each: past the 1,000-frame threshold.
+    for (let i = 0; i < 1500; i++) await db('t').insert({ body: 'x'.repeat(3000) });
+    const before = walState(file);
+    assert.ok(before.frames >= 1500 || before.backfilled > 0, JSON.stringify(before));
+    const done = await until(() => {
+      const s = walState(file);
+      return s.backfilled > 0 && s.backfilled === s.frames;
+    }, 5000);
+    assert.ok(done, `WAL not checkpointed: ${JSON.stringify(walState(file))}`);
+  });
+});
+
+test('a few frames are checkpointed within about a second', async () => {
+  await withDb(async (db, file) => {
+    await db('t').insert({ body: 'small' });
+    const start = walState(file);
+    assert.ok(start.frames > start.backfilled, JSON.stringify(start));
+    const done = await until(() => {
+      const s = walState(file);
+      return s.backfilled === s.frames;
+    }, 3000);
+    assert.ok(done, `WAL not checkpointed: ${JSON.stringify(walState(file))}`);
+  });
+});
+
+test.run();
