@@ -62,8 +62,13 @@ parentPort.on('message', () => {
 export class Checkpointer {
   private readonly worker: Worker;
   private readonly exited: Promise<void>;
+  private closing = false;
 
-  constructor(filename: string) {
+  /**
+   * `fallback` runs if the worker dies: the writer checkpoints by itself again (slower, but the
+   * WAL must not grow without bound).
+   */
+  constructor(filename: string, fallback: (err: unknown) => void) {
     const driver = createRequire(import.meta.url).resolve('better-sqlite3');
     this.worker = new Worker(SOURCE, {
       eval: true,
@@ -77,12 +82,19 @@ export class Checkpointer {
     });
     // Never keeps a process alive (the admin CLI exits when its work is done).
     this.worker.unref();
-    this.exited = new Promise((resolve) => this.worker.once('exit', () => resolve()));
-    this.worker.on('error', (err) => process.stderr.write(`checkpointer: ${String(err)}\n`));
+    let failure: unknown = null;
+    this.worker.on('error', (err) => (failure = err));
+    this.exited = new Promise((resolve) =>
+      this.worker.once('exit', (code) => {
+        if (!this.closing) fallback(failure ?? new Error(`checkpointer exited with code ${code}`));
+        resolve();
+      }),
+    );
   }
 
   /** A last checkpoint, then the worker's connection closes. */
   async close(): Promise<void> {
+    this.closing = true;
     this.worker.postMessage('close');
     await this.exited;
   }

@@ -64,7 +64,12 @@ export function createDb(url: string, options: DbOptions = {}): Db {
             // src/db/checkpoint.ts checkpoints off the event loop instead.
             conn.pragma('wal_autocheckpoint = 0');
             // They need the file to exist with WAL on, so they open after this connection.
-            if (!hasSideConnections(db)) attachSideConnections(db, path.resolve(filename));
+            if (!hasSideConnections(db)) {
+              attachSideConnections(db, path.resolve(filename), (err) => {
+                log.warn(`checkpointer stopped (${String(err)}); the writer checkpoints again`);
+                if (conn.open) conn.pragma('wal_autocheckpoint = 1000');
+              });
+            }
           }
           done(null, conn);
         } catch (err) {

@@ -23,10 +23,15 @@ const readers = new WeakMap<object, ReadConnection>();
  * has WAL on): the read connection, and the checkpointer that replaces the writer's automatic
  * checkpoints.
  */
-export function attachSideConnections(db: Db, filename: string): void {
+export function attachSideConnections(
+  db: Db,
+  filename: string,
+  onCheckpointerFailure: (err: unknown) => void,
+): void {
   const conn = new Database(filename, { readonly: true, fileMustExist: false });
   conn.pragma('busy_timeout = 5000');
-  readers.set(db, { conn, statements: new Map(), checkpointer: new Checkpointer(filename) });
+  const checkpointer = new Checkpointer(filename, onCheckpointerFailure);
+  readers.set(db, { conn, statements: new Map(), checkpointer });
 }
 
 export const hasSideConnections = (db: Db): boolean => readers.has(db);

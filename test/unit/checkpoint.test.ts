@@ -6,6 +6,7 @@ import os from 'node:os';
 import path from 'node:path';
 import { test } from 'uvu';
 import * as assert from 'uvu/assert';
+import { Checkpointer } from '../../src/db/checkpoint.ts';
 import { createDb } from '../../src/db/knex.ts';
 import { closeSideConnections } from '../../src/db/statements.ts';
 
@@ -76,6 +77,18 @@ test('a few frames are checkpointed within about a second', async () => {
     }, 3000);
     assert.ok(done, `WAL not checkpointed: ${JSON.stringify(walState(file))}`);
   });
+});
+
+test('a checkpointer that dies hands checkpoints back to the writer', async () => {
+  const failed = new Promise<unknown>((resolve) => {
+    // The worker cannot open a file that is not there: it dies at once.
+    new Checkpointer(path.join(os.tmpdir(), 'school-no-such-dir', 'x.db'), resolve);
+  });
+  const err = await Promise.race([
+    failed,
+    new Promise((r) => setTimeout(() => r('timeout'), 5000)),
+  ]);
+  assert.match(String(err), /unable to open|directory does not exist|SQLITE_CANTOPEN/i);
 });
 
 test.run();
