@@ -98,7 +98,9 @@ export function v3Pipeline(deps: PipelineDeps): Middleware {
     // Read the header itself: ctx.is() answers null for an empty body.
     const isJson = /^application\/json\s*(;|$)/i.test(ctx.get('content-type'));
     if ((op.hasBody || hasContent) && !isJson) throw new AppError('unsupported_media_type');
-    const body = parseJson(await readBody(ctx.req));
+    // HTTP/1.1 framing: no Content-Length and no Transfer-Encoding means no body, so a GET does not
+    // wait an event-loop turn for the end of a stream that carries nothing.
+    const body = hasContent ? parseJson(await readBody(ctx.req)) : undefined;
     if (op.validateBody) {
       check(op.validateBody, body === undefined ? null : body, 'field', locale);
       return body;
