@@ -240,6 +240,7 @@ interface AppInfo {
 interface CpuSample {
   wall: number;
   busy: number | null;
+  steal: number | null;
   server: number | null;
   self: number;
 }
@@ -251,6 +252,8 @@ interface CpuUse {
   serverUsPerReq: number | null;
   /** CPU used by every other process on the machine (not the server, not this bench), % of one core. */
   otherPct: number | null;
+  /** Time the hypervisor gave this machine's cores to someone else, % of one core. */
+  stealPct: number | null;
 }
 
 interface PhaseResult {
@@ -260,12 +263,13 @@ interface PhaseResult {
   stats: ChildStats;
 }
 
-/** Linux /proc accounting, in ms; null elsewhere. Jiffies are 10 ms (CLK_TCK 100). */
-function procBusyMs(): number | null {
+/** Linux /proc accounting (busy including steal, and steal), in ms; null elsewhere. Jiffies are 10 ms (CLK_TCK 100). */
+function procBusyMs(): { busy: number; steal: number } | null {
   try {
     const f = fs.readFileSync('/proc/stat', 'utf8').split('\n')[0]!.trim().split(/\s+/).slice(1);
     const [user, nice, system, , , irq, softirq, steal] = f.map(Number);
-    return (user! + nice! + system! + (irq ?? 0) + (softirq ?? 0) + (steal ?? 0)) * 10;
+    const busy = user! + nice! + system! + (irq ?? 0) + (softirq ?? 0) + (steal ?? 0);
+    return { busy: busy * 10, steal: (steal ?? 0) * 10 };
   } catch {
     return null;
   }
@@ -283,9 +287,11 @@ function pidCpuMs(pid: number): number | null {
 
 function cpuSample(pid: number): CpuSample {
   const u = process.cpuUsage();
+  const machine = procBusyMs();
   return {
     wall: performance.now(),
-    busy: procBusyMs(),
+    busy: machine?.busy ?? null,
+    steal: machine?.steal ?? null,
     server: pidCpuMs(pid),
     self: (u.user + u.system) / 1000,
   };
@@ -302,6 +308,7 @@ function cpuUse(a: CpuSample, b: CpuSample, requests: number): CpuUse {
       busy === null || server === null
         ? null
         : Math.max(0, (100 * (busy - server - (b.self - a.self))) / wall),
+    stealPct: a.steal === null || b.steal === null ? null : (100 * (b.steal - a.steal)) / wall,
   };
 }
 
@@ -669,6 +676,7 @@ function report(routing: RoutingResult | null, rounds: Map<string, PhaseResult[]
         'server CPU',
         'CPU µs/req',
         'other procs CPU',
+        'of it steal',
         'loop delay p99/max ms',
         'GC pauses (ms total/max)',
       ],
@@ -679,6 +687,7 @@ function report(routing: RoutingResult | null, rounds: Map<string, PhaseResult[]
         opt(cpu.serverPct, 0, '%'),
         opt(cpu.serverUsPerReq, 0),
         opt(cpu.otherPct, 0, '%'),
+        opt(cpu.stealPct, 0, '%'),
         `${fmt(stats.loopDelay.p99, 1)} / ${fmt(stats.loopDelay.max, 1)}`,
         `${stats.gc.count} (${fmt(stats.gc.totalMs)} / ${fmt(stats.gc.maxMs, 1)})`,
       ]);
@@ -691,7 +700,8 @@ function report(routing: RoutingResult | null, rounds: Map<string, PhaseResult[]
     }
     console.log(
       '\nServer process (CPU: 100% = one core, so ~100% means the server is CPU-bound; ' +
-        'other procs = the rest of the machine, this bench excluded)',
+        'other procs = the rest of the machine, this bench excluded; steal = cores the ' +
+        'hypervisor gave to other machines, counted in other procs)',
     );
     console.log(table(cpuRows));
   }
