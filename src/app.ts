@@ -8,6 +8,7 @@ import type { Config } from './config.ts';
 import { systemClock, type Clock } from './clock.ts';
 import { createDb, type Db } from './db/knex.ts';
 import { migrate } from './db/migrate.ts';
+import { loadSecretsKey } from './secrets-key.ts';
 import { serverKey } from './db/server-keys.ts';
 import { closeSideConnections } from './db/statements.ts';
 import { createLogger, type Logger } from './log.ts';
@@ -56,7 +57,7 @@ export async function createApp(config: Config, options: AppOptions = {}) {
   const cursors = new CursorCodec(await serverKey(db, 'cursor', clock.now().toISOString()), clock);
 
   const services = {
-    accounts: new AccountsService(db, clock),
+    accounts: new AccountsService(db, clock, loadSecretsKey(config)),
     credentials: new CredentialsService(db, clock),
     idempotency: new IdempotencyService(db, clock),
     rateLimits: new RateLimits(db, config.rateLimit),

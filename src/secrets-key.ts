@@ -1,5 +1,6 @@
-// SECRETS_KEY encrypts signing secrets stored in the database (today: the OAuth signing keys), so
-// a database dump alone does not let anyone mint access tokens. Taken from the environment when
+// SECRETS_KEY encrypts secrets stored in the database (the OAuth signing keys, administrators'
+// TOTP secrets), so a database dump alone does not let anyone mint access tokens or pass the
+// second factor. Taken from the environment when
 // set; otherwise generated once into the data folder (mode 0600) and reused on every start.
 // Several instances on one PostgreSQL database must share the same SECRETS_KEY.
 import crypto from 'node:crypto';
@@ -61,6 +62,9 @@ export function seal(key: Buffer, plaintext: string, context: string): string {
   const sealed = Buffer.concat([iv, cipher.getAuthTag(), body]).toString('base64url');
   return `${VERSION}.${sealed}`;
 }
+
+/** Whether a stored value is sealed (rows written before a secret was sealed hold it in clear). */
+export const isSealed = (value: string): boolean => value.startsWith(`${VERSION}.`);
 
 export function unseal(key: Buffer, sealed: string, context: string): string {
   const [version, data] = sealed.split('.');

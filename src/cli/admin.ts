@@ -11,6 +11,7 @@ import { closeSideConnections } from '../db/statements.ts';
 import { AccountsService } from '../domain/accounts/service.ts';
 import { isAppError } from '../errors.ts';
 import { errorMessage } from '../i18n/messages.ts';
+import { loadSecretsKey } from '../secrets-key.ts';
 import { parseFlags, UsageError } from './args.ts';
 import { COMMANDS, type Command } from './commands.ts';
 
@@ -96,8 +97,12 @@ export async function runAdmin(argv: string[], io: Io = processIo): Promise<numb
   }
 
   let databaseUrl: string;
+  let secretsKey: Buffer;
   try {
-    databaseUrl = loadConfig(io.env).databaseUrl;
+    const config = loadConfig(io.env);
+    databaseUrl = config.databaseUrl;
+    // The server's key (same SECRETS_KEY, or the key file beside the SQLite database).
+    secretsKey = loadSecretsKey(config);
   } catch (err) {
     io.stderr(errorLine('invalid_config', (err as Error).message));
     return 1;
@@ -113,7 +118,7 @@ export async function runAdmin(argv: string[], io: Io = processIo): Promise<numb
       io.stderr(errorLine('database_unavailable', (err as Error)?.message ?? String(err)));
       return 1;
     }
-    const result = await command.run(new AccountsService(db, systemClock), input);
+    const result = await command.run(new AccountsService(db, systemClock, secretsKey), input);
     io.stdout(JSON.stringify(result) + '\n');
     return 0;
   } catch (err) {

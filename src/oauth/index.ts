@@ -36,7 +36,8 @@ export async function createOAuth(
   const { db, clock, config, logger } = deps;
   const issuer = config.publicBaseUrl;
   const secure = issuer.startsWith('https://');
-  const keys = new SigningKeys(db, clock, loadSecretsKey(config));
+  const secretsKey = loadSecretsKey(config);
+  const keys = new SigningKeys(db, clock, secretsKey);
   await keys.init();
   const web: Web = {
     db,
@@ -46,7 +47,7 @@ export async function createOAuth(
     secure,
     names: cookieNames(secure),
     csrfKey: await serverKey(db, 'oauth_csrf', clock.now().toISOString()),
-    sessions: new Sessions(db, clock),
+    sessions: new Sessions(db, clock, secretsKey),
     throttle: new SignInThrottle(db),
     tokens: new TokenService(db, clock, keys, issuer),
   };

@@ -4,7 +4,9 @@
 import crypto from 'node:crypto';
 import type { Clock } from '../clock.ts';
 import type { Db } from '../db/knex.ts';
+import { TOTP_CONTEXT } from '../domain/accounts/service.ts';
 import { sha256 } from '../domain/shared/ids.ts';
+import { isSealed, unseal } from '../secrets-key.ts';
 import { SESSION_SECONDS, TWO_FACTOR_SECONDS } from './constants.ts';
 
 export interface AdminSession {
@@ -24,6 +26,7 @@ export class Sessions {
   constructor(
     private readonly db: Db,
     private readonly clock: Clock,
+    private readonly secretsKey: Buffer,
   ) {}
 
   private at(offsetSeconds = 0): string {
@@ -68,7 +71,9 @@ export class Sessions {
       stage: r.stage,
       adminId: r.admin_id,
       email: r.email,
-      totpSecret: r.totp_secret,
+      totpSecret: isSealed(r.totp_secret)
+        ? unseal(this.secretsKey, r.totp_secret, TOTP_CONTEXT)
+        : r.totp_secret,
       accountId: r.account_id,
       accountName: r.account_name,
     };

@@ -7,6 +7,9 @@ import { suite } from 'uvu';
 import * as assert from 'uvu/assert';
 import { boot, type Booted, type TestDatabase } from '../helpers/app.ts';
 import { processDatabase } from './database.ts';
+import { loadConfig } from '../../src/config.ts';
+import { TOTP_CONTEXT } from '../../src/domain/accounts/service.ts';
+import { loadSecretsKey, unseal } from '../../src/secrets-key.ts';
 
 const ROOT = path.resolve(import.meta.dirname, '../..');
 
@@ -214,7 +217,10 @@ t('admin create / link / unlink / remove', async (ctx) => {
   const admin = created.id;
   const row = await ctx.b.app.db('administrators').where('id', Number(admin)).first();
   assert.is(row.email_lower, 'ops@cli.school');
-  assert.is(row.totp_secret, created.totp_secret);
+  // Sealed with the key the server uses: the CLI and the server share it.
+  assert.not.ok(row.totp_secret.includes(created.totp_secret));
+  const key = loadSecretsKey(loadConfig({ DATABASE_URL: ctx.database.url }));
+  assert.is(unseal(key, row.totp_secret, TOTP_CONTEXT), created.totp_secret);
   assert.not.match(row.password_hash, /correct horse/);
 
   failed(

@@ -1,6 +1,7 @@
 // How generation routers plug in after legacy authentication: routes are declared relative to
 // their generation, /api/third reaches the v2 routes under /third, and whatever a route throws is
 // rendered in its generation's envelope.
+import crypto from 'node:crypto';
 import { RateLimits } from '../../src/domain/ratelimit.ts';
 import http from 'node:http';
 import Koa from 'koa';
@@ -29,7 +30,7 @@ t.before(async (ctx) => {
   ctx.database = await freshDatabase();
   const db = ctx.database.db;
   await migrate(db);
-  const accounts = new AccountsService(db, systemClock);
+  const accounts = new AccountsService(db, systemClock, crypto.randomBytes(32));
   ctx.accountId = (await accounts.createAccount({ name: 'Routed school' })).id;
   ctx.key = (await accounts.createLegacyKey(ctx.accountId)).key;
 

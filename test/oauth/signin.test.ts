@@ -58,6 +58,20 @@ t('full sign-in: HttpOnly SameSite=Lax cookies (not Secure over http)', async ({
   assert.ok(home.text.includes(admin.email));
 });
 
+t('TOTP secrets are stored sealed; a row stored in clear before still signs in', async ({ b }) => {
+  const admin = await setupAdmin(b);
+  const row = await b.app.db('administrators').where('id', admin.adminId).first();
+  assert.match(row.totp_secret, /^v1\./);
+  assert.not.ok(row.totp_secret.includes(admin.totpSecret));
+  assert.is(await signIn(b, new Browser(b.url), admin), '/admin');
+
+  await b.app
+    .db('administrators')
+    .where('id', admin.adminId)
+    .update({ totp_secret: admin.totpSecret });
+  assert.is(await signIn(b, new Browser(b.url), admin), '/admin');
+});
+
 t('over https the cookies are Secure with the __Host- prefix', async () => {
   const b = await bootOAuth({ env: { PUBLIC_BASE_URL: 'https://school.example' } });
   try {

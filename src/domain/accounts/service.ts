@@ -10,6 +10,7 @@ import { credentialsRepo, type AuthMode } from '../credentials/repo.ts';
 import { accountsRepo, adminsRepo, legacyKeysRepo } from './repo.ts';
 import { newSecret } from '../credentials/secrets.ts';
 import { newRevision, randomBase62, sha256 } from '../shared/ids.ts';
+import { seal } from '../../secrets-key.ts';
 
 const scrypt = promisify(crypto.scrypt) as (
   p: string,
@@ -38,10 +39,15 @@ export async function verifyPassword(password: string, stored: string): Promise<
 
 export const ACCOUNT_STATUSES = ['active', 'blocked', 'removed', 'unavailable'] as const;
 
+/** Authenticated context of a sealed TOTP secret: it opens only as one. */
+export const TOTP_CONTEXT = 'administrator-totp';
+
 export class AccountsService {
+  /** `secretsKey` seals administrators' TOTP secrets (src/secrets-key.ts). */
   constructor(
     private readonly db: Db,
     private readonly clock: Clock,
+    private readonly secretsKey: Buffer,
   ) {}
 
   private now(): string {
@@ -128,7 +134,7 @@ export class AccountsService {
       accountId: input.accountId,
       email: input.email,
       passwordHash: await hashPassword(input.password),
-      totpSecret,
+      totpSecret: seal(this.secretsKey, totpSecret, TOTP_CONTEXT),
       now: this.now(),
     });
     return { id, totpSecret };
