@@ -146,4 +146,14 @@ export const COMMANDS: Record<string, Command> = {
       return { key: (await accounts.createLegacyKey(accountId)).key };
     },
   }),
+  'signing-key rotate': command({
+    usage: 'signing-key rotate',
+    flags: {},
+    validate: () => null,
+    subject: () => 'signing key',
+    async run(accounts) {
+      const r = await accounts.rotateSigningKey();
+      return { kid: r.kid, retired: r.retired.join(',') };
+    },
+  }),
 };

@@ -297,10 +297,26 @@ t('usage errors exit 2 with the usage text; nothing reaches the database', async
   assert.is(Number(accounts[0]!.n), 3, 'the test account, CLI school and its sandbox only');
 });
 
+t('signing-key rotate: a new active key, the old one retired (it still verifies)', async (ctx) => {
+  const before = (await ctx.b.app
+    .db('oauth_signing_keys')
+    .whereNull('retired_at')
+    .pluck('kid')) as string[];
+  assert.is(before.length, 1, 'the server made one on start');
+  const out = ok(await ctx.cli('signing-key', 'rotate'));
+  assert.equal(Object.keys(out).sort(), ['kid', 'retired']);
+  assert.is(out.retired, before[0]);
+  const rows = await ctx.b.app.db('oauth_signing_keys').select('kid', 'retired_at');
+  const active = rows.filter((r: any) => r.retired_at === null).map((r: any) => r.kid);
+  assert.equal(active, [out.kid]);
+  assert.ok(rows.some((r: any) => r.kid === before[0] && r.retired_at !== null));
+});
+
 t('--help prints the usage on stdout and exits 0', async (ctx) => {
   const all = await ctx.cli('--help');
   assert.is(all.code, 0);
   assert.match(all.stdout, /legacy-key create --account ID/);
+  assert.match(all.stdout, /signing-key rotate/);
   const one = await ctx.cli('credential', 'create', '--help');
   assert.is(one.code, 0);
   assert.match(one.stdout, /--auth-mode autonomous\|both\|human_required/);
