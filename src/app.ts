@@ -119,8 +119,8 @@ export async function createApp(config: Config, options: AppOptions = {}) {
           server.closeIdleConnections();
         });
       }
-      await closeSideConnections(db);
       await db.destroy();
+      await closeSideConnections(db);
     },
   };
 }

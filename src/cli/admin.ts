@@ -127,7 +127,7 @@ export async function runAdmin(argv: string[], io: Io = processIo): Promise<numb
     return 1;
   } finally {
     // Closing the pool is what lets the process exit on its own.
-    if (db) await closeSideConnections(db);
     await db?.destroy();
+    if (db) await closeSideConnections(db);
   }
 }

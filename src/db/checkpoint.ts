@@ -17,7 +17,10 @@ const MAX_DELAY_MS = 1000;
 // header in the -shm file (layout: sqlite.org/walformat.html): mxFrame, the last frame of the
 // WAL, at byte 16; nBackfill, the last frame already copied to the database, at byte 96. Every
 // checkpoint costs two fsyncs, so it runs only when enough is waiting, or something has waited
-// too long. If the header cannot be read, it checkpoints on every poll.
+// too long. If the header cannot be read, it checkpoints on every poll. The handle on -shm is
+// closed only after every connection of this process to the database is: closing any handle on a
+// file drops every POSIX lock the process holds on it, the writer's included. A checkpoint that
+// keeps failing ends the worker, so the writer's fallback takes over.
 const SOURCE = `
 const fs = require('node:fs');
 const le = require('node:os').endianness() === 'LE';
@@ -28,6 +31,7 @@ db.pragma('busy_timeout = 5000');
 const header = Buffer.alloc(100);
 let shm = null;
 let since = 0;
+let failures = 0;
 function pending() {
   try {
     if (shm === null) shm = fs.openSync(workerData.filename + '-shm', 'r');
@@ -42,7 +46,12 @@ function pending() {
 }
 function checkpoint() {
   since = 0;
-  try { db.pragma('wal_checkpoint(PASSIVE)'); } catch { /* the next poll tries again */ }
+  try {
+    db.pragma('wal_checkpoint(PASSIVE)');
+    failures = 0;
+  } catch (err) {
+    if (++failures >= 20) throw err; // the worker dies with it: see Checkpointer's fallback
+  }
 }
 const timer = setInterval(() => {
   const frames = pending();
@@ -53,8 +62,8 @@ const timer = setInterval(() => {
 parentPort.on('message', () => {
   clearInterval(timer);
   checkpoint();
-  if (shm !== null) fs.closeSync(shm);
   db.close();
+  if (shm !== null) fs.closeSync(shm);
   parentPort.close();
 });
 `;
@@ -92,9 +101,13 @@ export class Checkpointer {
     );
   }
 
-  /** A last checkpoint, then the worker's connection closes. */
+  /**
+   * A last checkpoint, then the worker's connection closes. Only once the writer and the reader
+   * are closed (see closeSideConnections).
+   */
   async close(): Promise<void> {
     this.closing = true;
+    this.worker.ref(); // the process waits for the last checkpoint
     this.worker.postMessage('close');
     await this.exited;
   }

@@ -46,6 +46,10 @@ export function createDb(url: string, options: DbOptions = {}): Db {
   const filename = url.slice('sqlite:'.length);
   if (filename !== ':memory:')
     fs.mkdirSync(path.dirname(path.resolve(filename)), { recursive: true });
+  // While the checkpointer runs, the writer leaves checkpoints to it (src/db/checkpoint.ts); if it
+  // dies, the current writer connection (the pool may have replaced it) checkpoints again.
+  let checkpointer: 'running' | 'failed' = 'running';
+  let writer: any = null;
   const db = knexFactory({
     client: 'better-sqlite3',
     log,
@@ -61,13 +65,14 @@ export function createDb(url: string, options: DbOptions = {}): Db {
           conn.pragma('foreign_keys = ON');
           conn.pragma('busy_timeout = 5000');
           if (filename !== ':memory:') {
-            // src/db/checkpoint.ts checkpoints off the event loop instead.
-            conn.pragma('wal_autocheckpoint = 0');
+            writer = conn;
+            conn.pragma(`wal_autocheckpoint = ${checkpointer === 'running' ? 0 : 1000}`);
             // They need the file to exist with WAL on, so they open after this connection.
             if (!hasSideConnections(db)) {
               attachSideConnections(db, path.resolve(filename), (err) => {
                 log.warn(`checkpointer stopped (${String(err)}); the writer checkpoints again`);
-                if (conn.open) conn.pragma('wal_autocheckpoint = 1000');
+                checkpointer = 'failed';
+                if (writer?.open) writer.pragma('wal_autocheckpoint = 1000');
               });
             }
           }

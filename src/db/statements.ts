@@ -36,7 +36,11 @@ export function attachSideConnections(
 
 export const hasSideConnections = (db: Db): boolean => readers.has(db);
 
-/** Closes them; before db.destroy(), so the writer's own close finds the WAL checkpointed. */
+/**
+ * Closes them, after db.destroy(): the checkpointer's connection is then the last one, so its
+ * close makes the final checkpoint, and its handle on -shm is closed when no connection of this
+ * process holds a lock there (see src/db/checkpoint.ts).
+ */
 export async function closeSideConnections(db: Db): Promise<void> {
   const side = readers.get(db);
   if (!side) return;

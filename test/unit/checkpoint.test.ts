@@ -39,8 +39,8 @@ async function withDb(fn: (db: ReturnType<typeof createDb>, file: string) => Pro
     await db.raw('CREATE TABLE t (id INTEGER PRIMARY KEY, body TEXT)');
     await fn(db, file);
   } finally {
-    await closeSideConnections(db);
     await db.destroy();
+    await closeSideConnections(db);
     fs.rmSync(dir, { recursive: true, force: true });
   }
 }

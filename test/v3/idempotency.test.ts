@@ -211,20 +211,31 @@ t('a lock left by a crashed request is result_uncertain, then the retry runs', a
   assert.is(replay.headers.get('idempotent-replayed'), 'true');
 });
 
-t('a live lock is idempotency_in_progress', async ({ b }) => {
+t('a live lock is idempotency_in_progress; another body with its key is reused', async ({ b }) => {
   const id = await newTarget(b);
   const key = newKey();
   const path = `/api/v3/credentials/${id}/revocations`;
-  await idempotencyRepo.tryLock(b.app.db, {
-    credentialId: b.credentialId,
-    key,
-    hash: requestHash('POST', path, undefined),
-    owner: b.app.services.idempotency.bootId,
-    now: b.clock.now().toISOString(),
-  });
-  const res = await b.api('POST', path, { key });
-  assert.is(res.status, 409);
-  assert.is(res.body.error.code, 'idempotency_in_progress');
+  // A request of this process still running with the key (a lock row on PostgreSQL, the
+  // in-memory lock on SQLite).
+  const idem = b.app.services.idempotency;
+  const running = await idem.reserve(b.credentialId, key, requestHash('POST', path, undefined));
+  assert.is(running.kind, 'execute');
+  const token = (running as { token: string }).token;
+  try {
+    const res = await b.api('POST', path, { key });
+    assert.is(res.status, 409);
+    assert.is(res.body.error.code, 'idempotency_in_progress');
+    const other = await b.api('POST', '/api/v3/credentials', {
+      key,
+      body: { name: 'other', permissions: ['users.read'] },
+    });
+    assert.is(other.status, 422);
+    assert.is(other.body.error.code, 'idempotency_key_reused');
+  } finally {
+    await idem.release(b.credentialId, key, token);
+  }
+  const after = await b.api('POST', path, { key });
+  assert.is(after.status, 200);
 });
 
 t('after 48 hours the same key is a new request', async ({ b }) => {

@@ -63,10 +63,10 @@ export class IdempotencyService {
   }
 
   private isStale(owner: string, lockedAt: string): boolean {
-    // On SQLite one process owns the database: a lock of another boot belongs to a crashed
-    // process, and one of this process is a request still running (it always completes or
-    // releases). On PostgreSQL other live instances share the table, and only the lease tells.
-    if (!isPostgres(this.db)) return owner.split(':')[0] !== this.bootId;
+    // On SQLite one process owns the database and holds the locks of its running requests in
+    // memory: a lock row nobody here holds (another boot's, or one whose release failed) is dead.
+    // On PostgreSQL other live instances share the table, and only the lease tells.
+    if (this.running) return ![...this.running.values()].some((r) => r.token === owner);
     return this.clock.now().getTime() - Date.parse(lockedAt) > LEASE_MS;
   }
 
@@ -78,7 +78,10 @@ export class IdempotencyService {
   async reserve(credentialId: number, key: string, hash: string): Promise<Reservation> {
     if (!this.running) return this.reserveRow(credentialId, key, hash);
     const slot = `${credentialId}\n${key}`;
-    if (this.running.has(slot)) throw new AppError('idempotency_in_progress');
+    const held = this.running.get(slot);
+    if (held) {
+      throw new AppError(held.hash === hash ? 'idempotency_in_progress' : 'idempotency_key_reused');
+    }
     const token = this.newToken();
     // Taken before the first await, so an identical request arriving meanwhile sees it.
     this.running.set(slot, { token, hash, createdAt: this.clock.now().toISOString() });
@@ -189,8 +192,12 @@ export class IdempotencyService {
 
   /** Frees the key so the request can be retried (validation errors, failures that changed nothing). */
   async release(credentialId: number, key: string, token: string): Promise<void> {
-    this.settle(credentialId, key, token);
-    await repo.release(this.db, credentialId, key, token);
+    try {
+      await repo.release(this.db, credentialId, key, token);
+    } finally {
+      // After the row: a retry arriving in between must not find it unheld (it would be dead).
+      this.settle(credentialId, key, token);
+    }
   }
 
   /** SQLite: the request holding `token` has ended (its result is committed, or nothing is). */
