@@ -50,7 +50,7 @@ export function requestHash(method: string, path: string, body: unknown): string
 }
 
 export class IdempotencyService {
-  /** Identifies this process; a lock owned by another boot on SQLite belongs to a dead process. */
+  /** Prefix of this process's owner tokens: its lock rows are told from other boots' in the table. */
   readonly bootId = crypto.randomBytes(8).toString('hex');
   /** SQLite: locks in memory, keyed by credential and key. */
   private readonly running: Map<string, Running> | null;
