@@ -64,12 +64,17 @@ export function createDb(url: string, options: DbOptions = {}): Db {
           conn.pragma('synchronous = NORMAL');
           conn.pragma('foreign_keys = ON');
           conn.pragma('busy_timeout = 5000');
+          // The audit trail's own file (migration 005 says why).
+          conn.prepare('ATTACH DATABASE ? AS audit').run(auditFilename(filename));
+          conn.pragma('audit.journal_mode = WAL');
+          conn.pragma('audit.synchronous = NORMAL');
           if (filename !== ':memory:') {
             writer = conn;
             conn.pragma(`wal_autocheckpoint = ${checkpointer === 'running' ? 0 : 1000}`);
             // They need the file to exist with WAL on, so they open after this connection.
             if (!hasSideConnections(db)) {
-              attachSideConnections(db, path.resolve(filename), (err) => {
+              const main = path.resolve(filename);
+              attachSideConnections(db, [main, auditFilename(main)], (err) => {
                 log.warn(`checkpointer stopped (${String(err)}); the writer checkpoints again`);
                 checkpointer = 'failed';
                 if (writer?.open) writer.pragma('wal_autocheckpoint = 1000');
@@ -84,6 +89,13 @@ export function createDb(url: string, options: DbOptions = {}): Db {
     },
   });
   return db;
+}
+
+/** SQLite: `data/school.db` keeps its audit trail in `data/school.audit.db`. */
+export function auditFilename(filename: string): string {
+  if (filename === ':memory:') return ':memory:';
+  const ext = path.extname(filename);
+  return filename.slice(0, filename.length - ext.length) + '.audit' + ext;
 }
 
 export function isPostgres(db: Tx): boolean {

@@ -5,12 +5,14 @@ import * as m001 from './migrations/001_foundation.ts';
 import * as m002 from './migrations/002_oauth.ts';
 import * as m003 from './migrations/003_idempotency_sweep_index.ts';
 import * as m004 from './migrations/004_sealed_totp.ts';
+import * as m005 from './migrations/005_audit_file.ts';
 
 const migrations: Record<string, Knex.Migration> = {
   '001_foundation': m001,
   '002_oauth': m002,
   '003_idempotency_sweep_index': m003,
   '004_sealed_totp': m004,
+  '005_audit_file': m005,
 };
 
 const source: Knex.MigrationSource<string> = {

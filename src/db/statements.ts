@@ -1,7 +1,8 @@
 // Hot-path statements. knex recompiles every statement on every call (about 80-150 us per query on
 // SQLite); cached prepared statements run the same SQL in a few microseconds.
 // - Reads outside a transaction use a read-only better-sqlite3 connection: WAL lets it read beside
-//   knex's writer, and it sees every committed write.
+//   knex's writer, and it sees every committed write. Its rows are kept until the next commit to
+//   the main file (see firstRow).
 // - Everything else runs on the connection knex itself hands out (the transaction's connection
 //   inside one), taken and released through knex's pool, so it stays serialized with knex queries.
 // - On PostgreSQL the same portable `?` SQL goes through knex.
@@ -13,8 +14,16 @@ import { isPostgres } from './knex.ts';
 interface ReadConnection {
   conn: Database.Database;
   statements: Map<string, Database.Statement>;
-  checkpointer: Checkpointer;
+  checkpointers: Checkpointer[];
+  /** `PRAGMA data_version`: changes when another connection commits to the main file. */
+  version: Database.Statement;
+  /** Rows read at `seen`, by statement and parameters. */
+  rows: Map<string, unknown>;
+  seen: unknown;
 }
+
+/** Past this many remembered rows, they are all forgotten (a crude bound, rarely reached). */
+const MAX_CACHED_ROWS = 10_000;
 
 const readers = new WeakMap<object, ReadConnection>();
 
@@ -25,13 +34,21 @@ const readers = new WeakMap<object, ReadConnection>();
  */
 export function attachSideConnections(
   db: Db,
-  filename: string,
+  files: [main: string, ...others: string[]],
   onCheckpointerFailure: (err: unknown) => void,
 ): void {
-  const conn = new Database(filename, { readonly: true, fileMustExist: false });
+  const conn = new Database(files[0], { readonly: true, fileMustExist: false });
   conn.pragma('busy_timeout = 5000');
-  const checkpointer = new Checkpointer(filename, onCheckpointerFailure);
-  readers.set(db, { conn, statements: new Map(), checkpointer });
+  const checkpointers = files.map((file) => new Checkpointer(file, onCheckpointerFailure));
+  const version = conn.prepare('PRAGMA data_version').pluck();
+  readers.set(db, {
+    conn,
+    statements: new Map(),
+    checkpointers,
+    version,
+    rows: new Map(),
+    seen: null,
+  });
 }
 
 export const hasSideConnections = (db: Db): boolean => readers.has(db);
@@ -46,7 +63,7 @@ export async function closeSideConnections(db: Db): Promise<void> {
   if (!side) return;
   readers.delete(db);
   side.conn.close();
-  await side.checkpointer.close();
+  await Promise.all(side.checkpointers.map((c) => c.close()));
 }
 
 /** First row of a portable `?`-parameterized SELECT, or undefined. */
@@ -57,13 +74,27 @@ export async function firstRow<T = Record<string, unknown>>(
 ): Promise<T | undefined> {
   const reader = readers.get(tx);
   if (reader) {
-    // Outside any transaction: the read connection.
+    // Outside any transaction: the read connection. Until something commits to the main file
+    // (the audit trail has its own), a statement with the same parameters reads the same row, so
+    // the row is kept: a GET no longer reads its credential and its record every time. Another
+    // process's commit (the admin CLI revoking a credential) changes data_version too.
+    const version = reader.version.get();
+    if (version !== reader.seen) {
+      reader.rows.clear();
+      reader.seen = version;
+    }
+    const cacheKey = sql + '\u0000' + JSON.stringify(params);
+    if (reader.rows.has(cacheKey)) return reader.rows.get(cacheKey) as T | undefined;
     let stmt = reader.statements.get(sql);
     if (!stmt) {
       stmt = reader.conn.prepare(sql);
       reader.statements.set(sql, stmt);
     }
-    return stmt.get(...(params as unknown[])) as T | undefined;
+    const row = stmt.get(...(params as unknown[])) as T | undefined;
+    if (reader.rows.size >= MAX_CACHED_ROWS) reader.rows.clear();
+    // Shared by every caller: frozen, so none can change what the next one gets.
+    reader.rows.set(cacheKey, row === undefined ? undefined : Object.freeze(row));
+    return row;
   }
   if (!isPostgres(tx)) {
     return onConnection(
