@@ -56,8 +56,10 @@ export async function createApp(config: Config, options: AppOptions = {}) {
   const catalog = buildCatalog(spec);
   const cursors = new CursorCodec(await serverKey(db, 'cursor', clock.now().toISOString()), clock);
 
+  // Loaded once: it may read (or create) the key file in the data folder.
+  const secretsKey = loadSecretsKey(config);
   const services = {
-    accounts: new AccountsService(db, clock, loadSecretsKey(config)),
+    accounts: new AccountsService(db, clock, secretsKey),
     credentials: new CredentialsService(db, clock),
     idempotency: new IdempotencyService(db, clock),
     rateLimits: new RateLimits(db, config.rateLimit),
@@ -67,7 +69,14 @@ export async function createApp(config: Config, options: AppOptions = {}) {
     human: null as HumanVerifier | null,
   };
 
-  const oauth = await createOAuth({ db, clock, config, logger, accounts: services.accounts });
+  const oauth = await createOAuth({
+    db,
+    clock,
+    config,
+    logger,
+    accounts: services.accounts,
+    secretsKey,
+  });
   services.human = oauth.verifier;
 
   const handlers: Handlers = {

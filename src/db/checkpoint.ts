@@ -2,8 +2,9 @@
 // crosses 1000 WAL pages, and its fsyncs stall the event loop for milliseconds: on a virtual disk
 // that was the largest single cost of a GET (every v3 call commits an audit entry). The writer
 // turns the automatic checkpoint off; a worker thread with its own connection runs PASSIVE
-// checkpoints instead, at the same threshold. PASSIVE never blocks the writer or the readers. A crash loses nothing: committed frames stay in the WAL, and
-// SQLite replays them when the file is next opened.
+// checkpoints instead, at the same threshold. PASSIVE never blocks the writer or the readers. A
+// crash loses nothing: committed frames stay in the WAL, and SQLite replays them when the file is
+// next opened. One checkpointer per database file (the audit trail has its own on SQLite).
 import { createRequire } from 'node:module';
 import { Worker } from 'node:worker_threads';
 

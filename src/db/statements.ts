@@ -29,8 +29,8 @@ const readers = new WeakMap<object, ReadConnection>();
 
 /**
  * Gives a file-backed SQLite database its side connections (createDb calls this once the writer
- * has WAL on): the read connection, and the checkpointer that replaces the writer's automatic
- * checkpoints.
+ * has WAL on): the read connection to the main file, and for each file (the main one, then the
+ * attached ones) a checkpointer that replaces the writer's automatic checkpoints.
  */
 export function attachSideConnections(
   db: Db,

@@ -10,4 +10,6 @@ export interface OAuthDeps {
   config: Config;
   logger: Logger;
   accounts: AccountsService;
+  /** The key from SECRETS_KEY or the key file; loaded from `config` when absent. */
+  secretsKey?: Buffer;
 }

@@ -36,7 +36,7 @@ export async function createOAuth(
   const { db, clock, config, logger } = deps;
   const issuer = config.publicBaseUrl;
   const secure = issuer.startsWith('https://');
-  const secretsKey = loadSecretsKey(config);
+  const secretsKey = deps.secretsKey ?? loadSecretsKey(config);
   const keys = new SigningKeys(db, clock, secretsKey);
   await keys.init();
   const web: Web = {
