@@ -127,7 +127,7 @@ export async function executeEach(tx: Tx, sql: string, rows: readonly (readonly 
 
 const writerStatements = new WeakMap<Database.Database, Map<string, Database.Statement>>();
 
-function statement(conn: Database.Database, sql: string): Database.Statement {
+export function statement(conn: Database.Database, sql: string): Database.Statement {
   let cache = writerStatements.get(conn);
   if (!cache) writerStatements.set(conn, (cache = new Map()));
   let stmt = cache.get(sql);

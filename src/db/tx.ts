@@ -1,4 +1,19 @@
 import type { Db, Tx } from './knex.ts';
+import { isPostgres } from './knex.ts';
+import { SqliteTransactions } from './sqlite-transactions.ts';
+
+const groups = new WeakMap<Db, SqliteTransactions>();
+
+/**
+ * Runs fn in a transaction of its own: knex's on PostgreSQL, a group-committed one on SQLite
+ * (src/db/sqlite-transactions.ts). Resolves once the result is committed.
+ */
+export function transaction<T>(db: Db, fn: (tx: Tx) => Promise<T>): Promise<T> {
+  if (isPostgres(db)) return db.transaction(fn);
+  let group = groups.get(db);
+  if (!group) groups.set(db, (group = new SqliteTransactions(db)));
+  return group.run(fn);
+}
 
 /**
  * Runs a write in the caller's transaction (an idempotent request records its result in it) or in
@@ -9,5 +24,5 @@ export function inTransaction<T>(
   tx: Tx | undefined,
   fn: (tx: Tx) => Promise<T>,
 ): Promise<T> {
-  return tx ? fn(tx) : db.transaction(fn);
+  return tx ? fn(tx) : transaction(db, fn);
 }

@@ -4,6 +4,7 @@
 // Every failure is an AppError rendered once, in the specification's envelope.
 import type { Context, Middleware } from 'koa';
 import type { Db } from '../../db/knex.ts';
+import { transaction } from '../../db/tx.ts';
 import type { Clock } from '../../clock.ts';
 import { AppError } from '../../errors.ts';
 import { negotiateLocale, type Locale } from '../../i18n/messages.ts';
@@ -216,7 +217,7 @@ export function v3Pipeline(deps: PipelineDeps): Middleware {
     }
     const { token } = reservation;
     try {
-      await deps.db.transaction(async (tx) => {
+      await transaction(deps.db, async (tx) => {
         const result = await handler({ ...base, tx });
         const text = result.body === undefined ? null : JSON.stringify(result.body);
         const replayable = result.replayable !== false;
