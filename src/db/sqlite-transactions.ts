@@ -31,6 +31,8 @@ export class SqliteTransactions {
   /** The connection of the open group; null between groups. */
   private conn: Database.Database | null = null;
   private depth = 0;
+  /** Groups committed so far (tests and diagnostics). */
+  commits = 0;
   /** The `tx` every job gets: knex bound to the open group's connection. */
   private readonly tx: Db;
 
@@ -107,6 +109,7 @@ export class SqliteTransactions {
       }
       this.conn = null;
       statement(conn, 'COMMIT').run();
+      this.commits++;
     } catch (err) {
       failure = err;
       this.conn = null;
