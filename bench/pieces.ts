@@ -11,6 +11,7 @@ import { CursorCodec } from '../src/domain/shared/cursor.ts';
 import { newRequestId } from '../src/domain/shared/ids.ts';
 import { requestHash } from '../src/domain/idempotency/service.ts';
 import { UsersService } from '../src/domain/users/service.ts';
+import { transaction } from '../src/db/tx.ts';
 import { buildCatalog } from '../src/http/v3/catalog.ts';
 import { V3Router } from '../src/http/v3/router.ts';
 
@@ -102,19 +103,21 @@ let post = 0;
 post += await cost('requestHash (sha256 of canonical body)', (i) =>
   requestHash('POST', '/api/v3/users', { name: 'U', email: `u${i}@e.com` }),
 );
-post += await cost('idempotency.reserve (autocommit insert)', (i) =>
-  services.idempotency.reserve(credentialId, `k-${i}`, 'h'.repeat(64)),
-);
-post += await cost('transaction: users.create + idempotency.complete', (i) =>
-  db.transaction(async (tx) => {
+const tokens: string[] = [];
+post += await cost('idempotency.reserve (SQLite: in-memory lock + lookup)', async (i) => {
+  const r = await services.idempotency.reserve(credentialId, `k-${i}`, 'h'.repeat(64));
+  if (r.kind === 'execute') tokens[i] = r.token;
+});
+post += await cost('transaction: users.create + idempotency.complete (one per commit)', (i) =>
+  transaction(db, async (tx) => {
     const u = await users.create(accountId, { name: 'U', email: `p${i}@example.com` }, { tx });
-    await services.idempotency.complete(tx, credentialId, `k-${i}`, {
+    await services.idempotency.complete(tx, credentialId, `k-${i}`, tokens[i]!, {
       status: 201,
       headers: {},
       body: JSON.stringify(u),
       replayable: true,
     });
-  }),
+  }).finally(() => services.idempotency.settle(credentialId, `k-${i}`, tokens[i]!)),
 );
 console.log(`${post.toFixed(1).padStart(8)} µs CPU  sum of the POST-only pieces`);
 console.log(
