@@ -1,10 +1,29 @@
 // Entry: load config, open the database (migrations run in createApp), bootstrap an empty
 // database with a demo account, serve HTTP, and shut down gracefully on SIGTERM/SIGINT.
+import net from 'node:net';
 import { loadConfig } from './config.ts';
 import { createApp } from './app.ts';
 import { bootstrapDemo } from './cli/bootstrap.ts';
 
-const config = loadConfig();
+/** A port free right now on host (the OS picks it). */
+function freePort(host: string): Promise<number> {
+  return new Promise((resolve, reject) => {
+    const probe = net.createServer();
+    probe.once('error', reject);
+    probe.listen(0, host, () => {
+      const { port } = probe.address() as net.AddressInfo;
+      probe.close(() => resolve(port));
+    });
+  });
+}
+
+let config = loadConfig();
+// PORT=0 asks for any free port, and the public URL (OAuth issuer, auto-login links) must name the
+// real one, so the port is chosen before the app is built. Should another process take it in
+// between, listen fails loudly (EADDRINUSE).
+if (config.port === 0 && !process.env.PUBLIC_BASE_URL) {
+  config = loadConfig({ ...process.env, PORT: String(await freePort(config.host)) });
+}
 const app = await createApp(config);
 await bootstrapDemo(app.services.accounts, app.logger, config);
 const port = await app.listen();

@@ -147,6 +147,10 @@ t('first start on an empty database prints the demo secrets once, never in logs'
   const credential = (await v3.json()).data;
   assert.equal(credential.permissions, ['*']);
   assert.is(credential.auth_mode, 'both');
+  // PORT=0: the public URL names the port the server really listens on.
+  const discovery = await fetch(s.url + '/.well-known/oauth-authorization-server');
+  assert.is(discovery.status, 200);
+  assert.is((await discovery.json()).issuer, s.url);
 
   const v1 = await fetch(s.url + '/api/v1/usuario', {
     headers: { authorization: demo.legacy_api_key },
