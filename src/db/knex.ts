@@ -18,7 +18,7 @@ export function isPostgresUrl(url: string): boolean {
 }
 
 // knex prints its warnings with console.log; keep stdout for the server's own output.
-const log = {
+export const knexLog = {
   warn: (m: unknown) => process.stderr.write(`knex: ${String(m)}\n`),
   deprecate: (m: unknown) => process.stderr.write(`knex: ${String(m)}\n`),
   debug: () => undefined,
@@ -29,7 +29,7 @@ export function createDb(url: string, options: DbOptions = {}): Db {
   if (isPostgresUrl(url)) {
     return knexFactory({
       client: 'pg',
-      log,
+      log: knexLog,
       connection: url,
       searchPath: options.schema ? [options.schema] : undefined,
       pool: {
@@ -52,7 +52,7 @@ export function createDb(url: string, options: DbOptions = {}): Db {
   let writer: any = null;
   const db = knexFactory({
     client: 'better-sqlite3',
-    log,
+    log: knexLog,
     connection: { filename },
     useNullAsDefault: true,
     pool: {
@@ -75,7 +75,7 @@ export function createDb(url: string, options: DbOptions = {}): Db {
             if (!hasSideConnections(db)) {
               const main = path.resolve(filename);
               attachSideConnections(db, [main, auditFilename(main)], (err) => {
-                log.warn(`checkpointer stopped (${String(err)}); the writer checkpoints again`);
+                knexLog.warn(`checkpointer stopped (${String(err)}); the writer checkpoints again`);
                 checkpointer = 'failed';
                 if (writer?.open) writer.pragma('wal_autocheckpoint = 1000');
               });

@@ -1,14 +1,15 @@
 // SQLite transactions, group-committed. One process owns the file and better-sqlite3 runs every
 // statement synchronously, so transactions run one after another on the single connection anyway.
-// Those waiting when the connection frees run back to back inside one BEGIN ... COMMIT, each in
-// its own savepoint: a WAL commit (the pages written) is paid once per group, not per request,
-// and knex's per-transaction machinery (a new client and knex instance each time, BEGIN and
-// COMMIT prepared each time) is not paid at all.
-// Each caller still hears of its result only after the COMMIT that makes it durable; a job that
-// fails is rolled back to its savepoint alone; if the COMMIT fails, every job of the group fails.
+// Jobs queued when a group starts, and those queued while it runs (up to MAX_GROUP), run one after
+// another inside one BEGIN ... COMMIT, each in its own savepoint: a WAL commit (the pages written)
+// is paid once per group, not per request, and knex's per-transaction machinery (a new client
+// and knex instance each time, BEGIN and COMMIT prepared each time) is not paid at all.
+// Every outcome, success or failure, is announced only after the group's COMMIT: a job may have
+// seen an earlier job's uncommitted rows (and failed because of them). If the group does not
+// commit, every job of it fails with the group's error, so nothing unconfirmed is kept.
 import type Database from 'better-sqlite3';
 import knexFactory from 'knex';
-import type { Db, Tx } from './knex.ts';
+import { knexLog, type Db, type Tx } from './knex.ts';
 import { statement } from './statements.ts';
 
 /** Jobs per group: the pool's other waiters (autocommit statements) get the connection between groups. */
@@ -20,35 +21,42 @@ interface Job {
   reject: (err: unknown) => void;
 }
 
-interface Done {
+interface Outcome {
   job: Job;
-  value: unknown;
+  ok: boolean;
+  value?: unknown;
+  error?: unknown;
 }
+
+/** A job's (or a nested transaction's) own handle: it refuses queries once its job has ended. */
+interface Handle {
+  tx: Db;
+  close(): void;
+}
+
+const complete = () => new Error('Transaction query already complete');
 
 export class SqliteTransactions {
   private queue: Job[] = [];
   private scheduled = false;
-  /** The connection of the open group; null between groups. */
-  private conn: Database.Database | null = null;
-  private depth = 0;
+  /** The knex instance handles derive from: no connection settings, it opens nothing. */
+  private readonly base: Db;
   /** Groups committed so far (tests and diagnostics). */
   commits = 0;
-  /** The `tx` every job gets: knex bound to the open group's connection. */
-  private readonly tx: Db;
 
-  constructor(private readonly db: Db) {
-    // No connection settings: this instance opens nothing; its queries run on the group's.
-    const tx = knexFactory({ client: 'better-sqlite3', useNullAsDefault: true });
-    const client = tx.client as any;
-    client.transacting = true;
-    client.acquireConnection = () => {
-      if (!this.conn) return Promise.reject(new Error('Transaction query already complete'));
-      return Promise.resolve(this.conn);
-    };
-    client.releaseConnection = () => Promise.resolve();
-    // A transaction inside the job's is a savepoint of it.
-    (tx as any).context.transaction = (fn: (t: Tx) => Promise<unknown>) => this.savepoint(fn);
-    this.tx = tx;
+  /**
+   * @param jobTimeoutMs how long one job may hold the group. Past it the job fails and the group
+   *   goes on: a job that waits on something that needs the connection (a transaction(db) or a
+   *   query on `db` inside a job) would otherwise block the database for good. knex gave up
+   *   after its 60 s pool timeout.
+   */
+  constructor(
+    private readonly db: Db,
+    private readonly jobTimeoutMs = 60_000,
+  ) {
+    this.base = knexFactory({ client: 'better-sqlite3', useNullAsDefault: true, log: knexLog });
+    // knex then leaves BEGIN to us (its SQLite ALTER TABLE, for one, opens no transaction of its own).
+    (this.base.client as any).transacting = true;
   }
 
   run<T>(fn: (tx: Tx) => Promise<T>): Promise<T> {
@@ -65,6 +73,59 @@ export class SqliteTransactions {
     setImmediate(() => void this.group());
   }
 
+  /**
+   * A knex handle bound to conn for one job: a function inheriting the base instance's methods
+   * with a client of its own (about 1 us; building a knex instance costs 80).
+   */
+  private handle(conn: Database.Database): Handle {
+    let open = true;
+    const client = Object.create(this.base.client);
+    // Refused once the job ended (a query it left running must not land in the next job), and
+    // after SQLite rolled the whole transaction back (it would run in autocommit).
+    client.acquireConnection = () =>
+      open && conn.inTransaction ? Promise.resolve(conn) : Promise.reject(complete());
+    client.releaseConnection = () => Promise.resolve();
+    const context = Object.create((this.base as any).context);
+    context.client = client;
+    // A transaction inside the job's is a savepoint of it; siblings run one after another.
+    let chain: Promise<unknown> = Promise.resolve();
+    context.transaction = (fn: (t: Tx) => Promise<unknown>) => {
+      if (!open) return Promise.reject(complete());
+      const result = chain.then(() => this.savepoint(conn, fn));
+      chain = result.catch(() => undefined);
+      return result;
+    };
+    const tx = ((table?: string, options?: unknown) => {
+      const qb = context.queryBuilder();
+      return table ? qb.table(table, options) : qb;
+    }) as unknown as Db & { context: unknown };
+    tx.context = context;
+    Object.setPrototypeOf(tx, this.base);
+    return { tx, close: () => (open = false) };
+  }
+
+  private async savepoint(
+    conn: Database.Database,
+    fn: (t: Tx) => Promise<unknown>,
+  ): Promise<unknown> {
+    const name = `nested_${Math.random().toString(36).slice(2, 10)}`;
+    statement(conn, `SAVEPOINT ${name}`).run();
+    const inner = this.handle(conn);
+    try {
+      const value = await fn(inner.tx);
+      statement(conn, `RELEASE ${name}`).run();
+      return value;
+    } catch (err) {
+      if (conn.inTransaction) {
+        statement(conn, `ROLLBACK TO ${name}`).run();
+        statement(conn, `RELEASE ${name}`).run();
+      }
+      throw err;
+    } finally {
+      inner.close();
+    }
+  }
+
   private async group(): Promise<void> {
     const client = this.db.client as any;
     let conn: Database.Database;
@@ -79,74 +140,68 @@ export class SqliteTransactions {
       // Waits busy_timeout for another process (the admin CLI) to finish its write.
       statement(conn, 'BEGIN IMMEDIATE').run();
     } catch (err) {
+      // Nothing ran; the jobs waiting now fail rather than wait again.
       await client.releaseConnection(conn);
       this.scheduled = false;
       for (const job of this.queue.splice(0)) job.reject(err);
       return;
     }
-    const done: Done[] = [];
-    let failure: unknown = null;
+    const outcomes: Outcome[] = [];
+    let failed = false;
+    let failure: unknown;
     try {
-      this.conn = conn;
-      while (this.queue.length > 0 && done.length < MAX_GROUP) {
-        const job = this.queue.shift()!;
+      while (this.queue.length > 0 && outcomes.length < MAX_GROUP) {
+        const outcome: Outcome = { job: this.queue.shift()!, ok: false };
+        // Recorded first: every job taken off the queue is settled below, whatever throws.
+        outcomes.push(outcome);
         statement(conn, 'SAVEPOINT job').run();
+        const handle = this.handle(conn);
+        let timer: NodeJS.Timeout | undefined;
+        const stalled = new Promise<never>((_, reject) => {
+          timer = setTimeout(
+            () => reject(new Error(`transaction still running after ${this.jobTimeoutMs} ms`)),
+            this.jobTimeoutMs,
+          );
+        });
         try {
-          const value = await job.fn(this.tx);
-          statement(conn, 'RELEASE job').run();
-          done.push({ job, value });
+          outcome.value = await Promise.race([outcome.job.fn(handle.tx), stalled]);
+          outcome.ok = true;
         } catch (err) {
-          // Some errors (disk full, I/O) make SQLite roll the whole transaction back itself: then
-          // the jobs before this one are gone too.
-          if (!conn.inTransaction) {
-            job.reject(err);
-            throw err;
-          }
-          statement(conn, 'ROLLBACK TO job').run();
-          statement(conn, 'RELEASE job').run();
-          job.reject(err);
+          outcome.error = err;
+        } finally {
+          clearTimeout(timer);
+          handle.close();
         }
+        // Some errors (disk full, I/O) make SQLite roll the whole transaction back by itself: the
+        // jobs before this one are gone too.
+        if (!conn.inTransaction) {
+          throw outcome.ok ? new Error('the transaction was rolled back') : outcome.error;
+        }
+        if (!outcome.ok) statement(conn, 'ROLLBACK TO job').run();
+        statement(conn, 'RELEASE job').run();
       }
-      this.conn = null;
       statement(conn, 'COMMIT').run();
       this.commits++;
     } catch (err) {
-      failure = err;
-      this.conn = null;
+      failed = true;
+      failure = err ?? new Error('the transaction failed');
       try {
         if (conn.inTransaction) statement(conn, 'ROLLBACK').run();
       } catch {
-        // The connection is rolled back when it closes; the jobs fail either way.
+        // Checked below.
       }
+      // A connection still inside the transaction must not go back to the pool: autocommit
+      // writes on it would be acknowledged and never committed. The pool replaces it.
+      if (conn.inTransaction) (conn as any).__knex__disposed = 'a transaction could not be ended';
     } finally {
-      this.depth = 0;
       await client.releaseConnection(conn);
       this.scheduled = false;
       this.schedule();
     }
-    for (const { job, value } of done) {
-      if (failure) job.reject(failure);
-      else job.resolve(value);
-    }
-  }
-
-  private async savepoint(fn: (t: Tx) => Promise<unknown>): Promise<unknown> {
-    const conn = this.conn;
-    if (!conn) throw new Error('Transaction query already complete');
-    const name = `nested_${++this.depth}`;
-    statement(conn, `SAVEPOINT ${name}`).run();
-    try {
-      const value = await fn(this.tx);
-      statement(conn, `RELEASE ${name}`).run();
-      return value;
-    } catch (err) {
-      if (conn.inTransaction) {
-        statement(conn, `ROLLBACK TO ${name}`).run();
-        statement(conn, `RELEASE ${name}`).run();
-      }
-      throw err;
-    } finally {
-      this.depth--;
+    for (const { job, ok, value, error } of outcomes) {
+      if (failed) job.reject(failure);
+      else if (ok) job.resolve(value);
+      else job.reject(error);
     }
   }
 }

@@ -157,4 +157,109 @@ test("a query on a job's tx after its group ended is refused, not run outside a 
   });
 });
 
+test('a query a failed job left running is refused, not run in the next job', async () => {
+  await withDb(async (db, other) => {
+    const group = new SqliteTransactions(db);
+    const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
+    let late: unknown = 'not run';
+    const results = await Promise.allSettled([
+      group.run(async (tx) => {
+        const straggler = sleep(5).then(() => tx('t').insert({ body: 'straggler' }));
+        straggler.catch((e) => (late = e));
+        throw new Error('validation failed');
+      }),
+      group.run(async (tx) => {
+        await sleep(20);
+        await tx('t').insert({ body: 'second' });
+      }),
+    ]);
+    assert.equal(
+      results.map((r) => r.status),
+      ['rejected', 'fulfilled'],
+    );
+    assert.match(String(late), /already complete/);
+    assert.equal(bodies(other), ['second']);
+  });
+});
+
+test('a rejection decided on rows of an earlier job waits for the group, and fails with it', async () => {
+  await withDb(async (db, other) => {
+    const group = new SqliteTransactions(db);
+    const settledAt: string[] = [];
+    const create = (tag: string) =>
+      group
+        .run(async (tx) => {
+          if (await tx('t').where({ body: 'x' }).first()) throw new Error('email_taken');
+          await tx('t').insert({ body: 'x' });
+        })
+        .then(
+          () => settledAt.push(`${tag} ok, commits=${group.commits}`),
+          (e) => {
+            settledAt.push(`${tag} ${e.message}, commits=${group.commits}`);
+            throw e;
+          },
+        );
+    const results = await Promise.allSettled([
+      create('A'),
+      // B sees A's uncommitted row.
+      create('B'),
+      group.run(async (tx) => {
+        await tx.raw('ROLLBACK');
+        throw new Error('disk full');
+      }),
+    ]);
+    assert.equal(
+      results.map((r) => (r.status === 'rejected' ? String(r.reason.message) : 'ok')),
+      ['disk full', 'disk full', 'disk full'],
+    );
+    // Nobody was told anything before the group's fate was known.
+    assert.equal(settledAt, ['A disk full, commits=0', 'B disk full, commits=0']);
+    assert.equal(bodies(other), []);
+  });
+});
+
+test('nested transactions started side by side run one after another', async () => {
+  await withDb(async (db, other) => {
+    const group = new SqliteTransactions(db);
+    const results = await group.run(async (tx) =>
+      Promise.allSettled([
+        tx.transaction(async (a) => {
+          await a('t').insert({ body: 'a' });
+          await new Promise((r) => setTimeout(r, 5));
+          throw new Error('a fails');
+        }),
+        tx.transaction(async (b) => {
+          await b('t').insert({ body: 'b' });
+        }),
+      ]),
+    );
+    assert.equal(
+      results.map((r) => r.status),
+      ['rejected', 'fulfilled'],
+    );
+    assert.equal(bodies(other), ['b']);
+  });
+});
+
+test('a job that waits on the connection itself times out instead of blocking the database', async () => {
+  await withDb(async (db, other) => {
+    const group = new SqliteTransactions(db, 100);
+    // Wrong: a transaction of its own inside a job (it should use tx). It needs the connection
+    // the group holds.
+    const outer = group.run(async (tx) => {
+      await tx('t').insert({ body: 'outer' });
+      await group.run((inner) => inner('t').insert({ body: 'inner' }));
+    });
+    const err = await outer.then(
+      () => null,
+      (e: Error) => e,
+    );
+    assert.match(String(err), /still running after 100 ms/);
+    // The database goes on: the stuck inner job ran, later ones commit, autocommit works.
+    await group.run((tx) => tx('t').insert({ body: 'later' }));
+    await db('t').insert({ body: 'autocommit' });
+    assert.equal(bodies(other), ['inner', 'later', 'autocommit']);
+  });
+});
+
 test.run();
