@@ -77,7 +77,7 @@ export class SqliteTransactions {
    * A knex handle bound to conn for one job: a function inheriting the base instance's methods
    * with a client of its own (about 1 us; building a knex instance costs 80).
    */
-  private handle(conn: Database.Database): Handle {
+  private handle(conn: Database.Database, depth = 0): Handle {
     let open = true;
     const client = Object.create(this.base.client);
     // Refused once the job ended (a query it left running must not land in the next job), and
@@ -91,7 +91,7 @@ export class SqliteTransactions {
     let chain: Promise<unknown> = Promise.resolve();
     context.transaction = (fn: (t: Tx) => Promise<unknown>) => {
       if (!open) return Promise.reject(complete());
-      const result = chain.then(() => this.savepoint(conn, fn));
+      const result = chain.then(() => this.savepoint(conn, depth + 1, fn));
       chain = result.catch(() => undefined);
       return result;
     };
@@ -106,11 +106,14 @@ export class SqliteTransactions {
 
   private async savepoint(
     conn: Database.Database,
+    depth: number,
     fn: (t: Tx) => Promise<unknown>,
   ): Promise<unknown> {
-    const name = `nested_${Math.random().toString(36).slice(2, 10)}`;
+    // Named by depth: siblings run one after another, so no two open savepoints share a name,
+    // and the prepared statements stay a handful.
+    const name = `nested_${depth}`;
     statement(conn, `SAVEPOINT ${name}`).run();
-    const inner = this.handle(conn);
+    const inner = this.handle(conn, depth);
     try {
       const value = await fn(inner.tx);
       statement(conn, `RELEASE ${name}`).run();

@@ -93,9 +93,19 @@ test('a transaction inside a job is a savepoint of it', async () => {
           throw new Error('inner fails');
         })
         .catch(() => undefined);
-      await tx.transaction((inner) => inner('t').insert({ body: 'inner-kept' }));
+      await tx.transaction(async (inner) => {
+        await inner('t').insert({ body: 'inner-kept' });
+        // Two levels down, then a failure there only.
+        await inner
+          .transaction(async (deeper) => {
+            await deeper('t').insert({ body: 'deeper' });
+            throw new Error('deeper fails');
+          })
+          .catch(() => undefined);
+        await inner.transaction((deeper) => deeper('t').insert({ body: 'deeper-kept' }));
+      });
     });
-    assert.equal(bodies(other), ['outer', 'inner-kept']);
+    assert.equal(bodies(other), ['outer', 'inner-kept', 'deeper-kept']);
   });
 });
 
