@@ -129,24 +129,27 @@ export class SqliteTransactions {
     }
   }
 
+  /** No group could start: nothing ran, and the jobs waiting now fail rather than wait again. */
+  private failWaiting(err: unknown): void {
+    this.scheduled = false;
+    for (const job of this.queue.splice(0)) job.reject(err);
+  }
+
   private async group(): Promise<void> {
     const client = this.db.client as any;
     let conn: Database.Database;
     try {
       conn = await client.acquireConnection();
     } catch (err) {
-      this.scheduled = false;
-      for (const job of this.queue.splice(0)) job.reject(err);
+      this.failWaiting(err);
       return;
     }
     try {
       // Waits busy_timeout for another process (the admin CLI) to finish its write.
       statement(conn, 'BEGIN IMMEDIATE').run();
     } catch (err) {
-      // Nothing ran; the jobs waiting now fail rather than wait again.
       await client.releaseConnection(conn);
-      this.scheduled = false;
-      for (const job of this.queue.splice(0)) job.reject(err);
+      this.failWaiting(err);
       return;
     }
     const outcomes: Outcome[] = [];
