@@ -361,10 +361,16 @@ export type webhooks = Record<string, never>;
 export interface components {
     schemas: {
         /**
-         * @description Identifier of a resource, a decimal string.
+         * @description Identifier of a resource, a decimal string. Records are numbered from 1 to 2147483647; a larger id names nothing (404 in a path; a filter on it matches nothing).
          * @example 42
          */
         Id: string;
+        /**
+         * Format: email
+         * @description An email address a message can be delivered to: an ASCII local part without quotes or comments, and a domain of at least two labels (`ana@example.com`). One-label domains such as `ana@localhost`, quoted local parts and IP-literal domains are refused (`invalid_email`). Matched case-insensitively for uniqueness.
+         * @example ana@example.com
+         */
+        Email: string;
         /**
          * Format: date-time
          * @example 2026-11-22T10:15:00.000Z
@@ -591,8 +597,7 @@ export interface components {
             object: "user";
             id: components["schemas"]["Id"];
             name: string;
-            /** Format: email */
-            email: string;
+            email: components["schemas"]["Email"];
             phone: string | null;
             /** @description CPF, digits only. */
             document: string | null;
@@ -629,8 +634,7 @@ export interface components {
          */
         UserCreate: {
             name: string;
-            /** Format: email */
-            email: string;
+            email: components["schemas"]["Email"];
             phone?: string | null;
             /** @description CPF, with or without punctuation; check digits are verified. */
             document?: string | null;
@@ -648,8 +652,7 @@ export interface components {
          */
         UserUpdate: {
             name?: string;
-            /** Format: email */
-            email?: string;
+            email?: components["schemas"]["Email"];
             phone?: string | null;
             /** @description CPF, with or without punctuation; check digits are verified. */
             document?: string | null;

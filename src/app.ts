@@ -46,6 +46,9 @@ export function loadSpec(): any {
 
 export type App = Awaited<ReturnType<typeof createApp>>;
 
+/** Socket errors that only mean the client went away (llhttp reports a body cut short). */
+const CLIENT_GONE = new Set(['ECONNRESET', 'EPIPE', 'ECONNABORTED', 'HPE_INVALID_EOF_STATE']);
+
 export async function createApp(config: Config, options: AppOptions = {}) {
   const clock = options.clock ?? systemClock;
   const logger = options.logger ?? createLogger(config.logLevel);
@@ -87,8 +90,13 @@ export async function createApp(config: Config, options: AppOptions = {}) {
 
   const koa = new Koa();
   koa.silent = true;
-  const onError = (err: unknown, ctx?: Koa.Context) =>
+  const onError = (err: unknown, ctx?: Koa.Context) => {
+    // A client that hangs up mid-request is routine, not our failure: one info line, no stack.
+    const code = (err as { code?: string } | null)?.code;
+    if (ctx?.state.clientClosed || (code && CLIENT_GONE.has(code)))
+      return logger.info({ request_id: ctx?.state.requestId, code }, 'client closed the request');
     logger.error({ err, request_id: ctx?.state.requestId }, 'unhandled error');
+  };
   koa.on('error', (err, ctx) => onError(err, ctx));
   koa.use(common(release, logger));
   koa.use(

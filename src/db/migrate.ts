@@ -6,6 +6,7 @@ import * as m002 from './migrations/002_oauth.ts';
 import * as m003 from './migrations/003_idempotency_sweep_index.ts';
 import * as m004 from './migrations/004_sealed_totp.ts';
 import * as m005 from './migrations/005_audit_file.ts';
+import * as m006 from './migrations/006_tag_name_lower.ts';
 
 const migrations: Record<string, Knex.Migration> = {
   '001_foundation': m001,
@@ -13,6 +14,7 @@ const migrations: Record<string, Knex.Migration> = {
   '003_idempotency_sweep_index': m003,
   '004_sealed_totp': m004,
   '005_audit_file': m005,
+  '006_tag_name_lower': m006,
 };
 
 const source: Knex.MigrationSource<string> = {

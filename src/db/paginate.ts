@@ -8,6 +8,8 @@ export interface SortColumn {
 }
 
 export interface PageRequest {
+  /** The list and account, e.g. `users:42`: a cursor works on no other. */
+  scope: string;
   sortName: string;
   sort: SortColumn[];
   filters: string;
@@ -38,7 +40,7 @@ export async function paginate<T extends Record<string, unknown>>(
   req: PageRequest,
 ): Promise<PageResult<T>> {
   const cursor: CursorPayload | null = req.cursor
-    ? codec.decode(req.cursor, req.sortName, req.filters)
+    ? codec.decode(req.cursor, req.scope, req.sortName, req.filters)
     : null;
   const forward = !cursor || cursor.dir === 'next';
   if (cursor) after(qb, req.sort, cursor.key, forward);
@@ -52,7 +54,15 @@ export async function paginate<T extends Record<string, unknown>>(
   if (!forward) rows.reverse();
   const keyOf = (row: T) => req.sort.map((c) => row[c.column.split('.').pop()!]);
   const make = (row: T | undefined, dir: 'next' | 'prev') =>
-    row ? codec.encode({ sort: req.sortName, filters: req.filters, key: keyOf(row), dir }) : null;
+    row
+      ? codec.encode({
+          scope: req.scope,
+          sort: req.sortName,
+          filters: req.filters,
+          key: keyOf(row),
+          dir,
+        })
+      : null;
   const hasNext = forward ? more : true;
   const hasPrev = forward ? cursor !== null : more;
   return {

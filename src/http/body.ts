@@ -6,6 +6,15 @@ import { AppError } from '../errors.ts';
 export const MAX_BODY_BYTES = 1024 * 1024;
 export const MAX_JSON_DEPTH = 16;
 
+/** The client went away before its body arrived: nothing to answer, and not our failure. */
+export class ClientClosedRequest extends Error {
+  /** What the log and the audit trail record (nginx's "client closed request"). */
+  static readonly STATUS = 499;
+  constructor() {
+    super('client closed the request before its body was read');
+  }
+}
+
 export async function readBody(req: IncomingMessage, limit = MAX_BODY_BYTES): Promise<Buffer> {
   const declared = Number(req.headers['content-length']);
   if (Number.isFinite(declared) && declared > limit) {
@@ -20,7 +29,8 @@ export async function readBody(req: IncomingMessage, limit = MAX_BODY_BYTES): Pr
     const cleanup = () => {
       req.off('data', onData);
       req.off('end', onEnd);
-      req.off('error', onError);
+      req.off('error', onClose);
+      req.off('close', onClose);
     };
     const onData = (chunk: Buffer) => {
       size += chunk.length;
@@ -36,13 +46,16 @@ export async function readBody(req: IncomingMessage, limit = MAX_BODY_BYTES): Pr
       cleanup();
       resolve(Buffer.concat(chunks, size));
     };
-    const onError = (err: Error) => {
+    // An error on the request stream is the connection failing under it (ECONNRESET "aborted"),
+    // and a close before the end is the client hanging up.
+    const onClose = () => {
       cleanup();
-      reject(err);
+      reject(new ClientClosedRequest());
     };
     req.on('data', onData);
     req.on('end', onEnd);
-    req.on('error', onError);
+    req.on('error', onClose);
+    req.on('close', onClose);
   });
 }
 

@@ -19,6 +19,7 @@ export function common(release: string, logger: Logger): Middleware {
           method: ctx.method,
           route: ctx.state.route ?? ctx.path,
           status: ctx.status,
+          ...(ctx.state.clientClosed ? { client_closed: true } : {}),
           duration_ms: Math.round((performance.now() - started) * 10) / 10,
         },
         'request',

@@ -25,6 +25,7 @@ type DetailCode =
   | 'too_many_items'
   | 'invalid_document'
   | 'invalid_email'
+  | 'invalid_characters'
   | 'already_exists'
   | 'invalid';
 
@@ -442,6 +443,7 @@ const DETAIL_MESSAGES: Record<Locale, Record<DetailCode, string>> = {
     too_many_items: 'Must contain at most {limit} items.',
     invalid_document: 'Invalid CPF: the check digits do not match.',
     invalid_email: 'Must be a valid email address.',
+    invalid_characters: 'Must not contain the NUL character (U+0000).',
     already_exists: 'This value is already in use.',
     invalid: 'This value is invalid.',
   },
@@ -460,6 +462,7 @@ const DETAIL_MESSAGES: Record<Locale, Record<DetailCode, string>> = {
     too_many_items: 'Deve conter no máximo {limit} itens.',
     invalid_document: 'CPF inválido: os dígitos verificadores não conferem.',
     invalid_email: 'Deve ser um endereço de e-mail válido.',
+    invalid_characters: 'Não pode conter o caractere NUL (U+0000).',
     already_exists: 'Este valor já está em uso.',
     invalid: 'Este valor é inválido.',
   },
@@ -478,6 +481,7 @@ const DETAIL_MESSAGES: Record<Locale, Record<DetailCode, string>> = {
     too_many_items: 'Debe contener como máximo {limit} elementos.',
     invalid_document: 'CPF no válido: los dígitos de control no coinciden.',
     invalid_email: 'Debe ser una dirección de correo electrónico válida.',
+    invalid_characters: 'No debe contener el carácter NUL (U+0000).',
     already_exists: 'Este valor ya está en uso.',
     invalid: 'Este valor no es válido.',
   },
@@ -496,6 +500,7 @@ const DETAIL_MESSAGES: Record<Locale, Record<DetailCode, string>> = {
     too_many_items: 'Doit contenir au plus {limit} éléments.',
     invalid_document: 'CPF invalide : les chiffres de contrôle ne correspondent pas.',
     invalid_email: 'Doit être une adresse e-mail valide.',
+    invalid_characters: 'Ne doit pas contenir le caractère NUL (U+0000).',
     already_exists: 'Cette valeur est déjà utilisée.',
     invalid: 'Cette valeur est invalide.',
   },

@@ -16,19 +16,25 @@ export interface AuditEntry {
   createdAt: string;
 }
 
-/** The table's columns for an entry. */
+/** Longest path kept: enough for every route with its ids; the rest of a long probe is noise. */
+export const MAX_AUDIT_PATH = 512;
+
+/**
+ * The table's columns for an entry. Client-chosen text is cut to its column: an 11-letter method
+ * (UNSUBSCRIBE) overflowed `method varchar(10)` on PostgreSQL and failed the whole batch.
+ */
 export const auditRow = (e: AuditEntry) => ({
   request_id: e.requestId,
   account_id: e.accountId,
   credential_id: e.credentialId,
   admin_id: e.adminId,
-  method: e.method,
+  method: e.method.slice(0, 10),
   route: e.route,
   operation_id: e.operationId,
-  path: e.path,
+  path: e.path.slice(0, MAX_AUDIT_PATH),
   status: e.status,
   duration_ms: e.durationMs,
-  ip: e.ip,
+  ip: e.ip === null ? null : e.ip.slice(0, 64),
   created_at: e.createdAt,
 });
 
@@ -98,7 +104,11 @@ export class AuditService {
       );
       for (const p of batch) p.resolve();
     } catch (err) {
-      for (const p of batch) p.reject(err);
+      if (batch.length === 1) return batch[0]!.reject(err);
+      // One bad entry must not fail the other requests of its batch: each goes again on its own.
+      await Promise.all(
+        batch.map((p) => auditRepo.insertMany(this.db, [p.entry]).then(p.resolve, p.reject)),
+      );
     }
   }
 

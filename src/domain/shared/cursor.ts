@@ -1,11 +1,14 @@
-// Opaque, HMAC-signed cursors carrying the sort, a hash of the filters, the boundary row's sort key,
-// the direction and the issue time. Altered, other sort/filters, or older than 24 h: invalid_cursor.
+// Opaque, HMAC-signed cursors carrying the list they belong to (its name and account), the sort, a
+// hash of the filters, the boundary row's sort key, the direction and the issue time. Altered, for
+// another list, account, sort or filters, or older than 24 h: invalid_cursor.
 import crypto from 'node:crypto';
 import { AppError } from '../../errors.ts';
 import type { Clock } from '../../clock.ts';
 import { DAY } from '../../clock.ts';
 
 export interface CursorPayload {
+  /** The list and account it pages through, e.g. `users:42`: never valid on another. */
+  scope: string;
   sort: string;
   filters: string;
   key: unknown[];
@@ -24,12 +27,12 @@ export class CursorCodec {
 
   encode(p: CursorPayload): string {
     const body = Buffer.from(
-      JSON.stringify([p.sort, p.filters, p.key, p.dir, this.clock.now().getTime()]),
+      JSON.stringify([p.scope, p.sort, p.filters, p.key, p.dir, this.clock.now().getTime()]),
     ).toString('base64url');
     return `${body}.${this.sign(body)}`;
   }
 
-  decode(cursor: string, sort: string, filters: string): CursorPayload {
+  decode(cursor: string, scope: string, sort: string, filters: string): CursorPayload {
     const invalid = () => new AppError('invalid_cursor', { details: [] });
     const parts = cursor.split('.');
     if (parts.length !== 2) throw invalid();
@@ -45,12 +48,19 @@ export class CursorCodec {
     } catch {
       throw invalid();
     }
-    if (!Array.isArray(parsed) || parsed.length !== 5) throw invalid();
-    const [s, f, key, dir, issued] = parsed as [string, string, unknown[], string, number];
-    if (s !== sort || f !== filters || !Array.isArray(key) || (dir !== 'next' && dir !== 'prev'))
-      throw invalid();
+    if (!Array.isArray(parsed) || parsed.length !== 6) throw invalid();
+    const [sc, s, f, key, dir, issued] = parsed as [
+      string,
+      string,
+      string,
+      unknown[],
+      string,
+      number,
+    ];
+    if (sc !== scope || s !== sort || f !== filters) throw invalid();
+    if (!Array.isArray(key) || (dir !== 'next' && dir !== 'prev')) throw invalid();
     if (typeof issued !== 'number' || this.clock.now().getTime() - issued > DAY) throw invalid();
-    return { sort: s, filters: f, key, dir };
+    return { scope, sort: s, filters: f, key, dir };
   }
 }
 

@@ -4,10 +4,17 @@ import crypto from 'node:crypto';
 export const toId = (n: number | string | null | undefined): string | null =>
   n === null || n === undefined ? null : String(n);
 
-/** Parses a v3 id; anything that is not a positive integer is simply "not found". */
+/** Primary keys are 32-bit on PostgreSQL (`serial`); no record ever has a larger id. */
+export const MAX_ID = 2147483647;
+
+/**
+ * Parses a v3 id; anything that is not a positive integer a record can have is simply "not found"
+ * (a larger one overflowed PostgreSQL's integer columns and answered 500).
+ */
 export const fromId = (s: string | undefined): number | null => {
-  if (!s || !/^[1-9][0-9]{0,15}$/.test(s)) return null;
-  return Number(s);
+  if (!s || !/^[1-9][0-9]{0,9}$/.test(s)) return null;
+  const n = Number(s);
+  return n <= MAX_ID ? n : null;
 };
 
 // Random bytes are sliced from a pooled buffer: a randomBytes call costs a few microseconds, and

@@ -51,6 +51,7 @@ export class TagsService {
       repo.listQuery(tx, accountId, nameLower),
       this.cursors,
       {
+        scope: `tags:${accountId}`,
         sortName,
         // name_lower, not name: the order must agree with the case-insensitive uniqueness.
         sort: [

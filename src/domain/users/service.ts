@@ -107,6 +107,7 @@ export class UsersService {
       repo.listQuery(tx, accountId, filters),
       this.cursors,
       {
+        scope: `users:${accountId}`,
         sortName,
         sort: [
           { column: 'users.created_at', desc },

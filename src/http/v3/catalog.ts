@@ -39,6 +39,9 @@ function newAjv(coerce: boolean, spec: object) {
     validateFormats: true,
   });
   addFormats(ajv);
+  // `format: email` means what the contract's Email schema says, nothing looser or stricter.
+  const email = (spec as any).components?.schemas?.Email?.pattern;
+  if (typeof email === 'string') ajv.addFormat('email', new RegExp(email));
   ajv.addSchema(spec, 'spec');
   return ajv;
 }

@@ -1,4 +1,4 @@
-// The v3 request pipeline. Order: route -> deprecation -> source limit -> authentication ->
+// The v3 request pipeline. Order: source limit -> route -> deprecation -> authentication ->
 // account/credential limits -> permission -> Accept -> parameters -> Idempotency-Key -> body ->
 // idempotency reservation -> handler (in one transaction with the recorded result) -> audit.
 // Every failure is an AppError rendered once, in the specification's envelope.
@@ -18,12 +18,12 @@ import {
 } from '../../domain/idempotency/service.ts';
 import type { RateLimits, LimitState, LimitKind } from '../../domain/ratelimit.ts';
 import type { Handlers, HandlerContext } from '../../v3/types.ts';
-import { parseJson, readBody } from '../body.ts';
+import { ClientClosedRequest, parseJson, readBody } from '../body.ts';
 import { authenticate, type HumanVerifier } from './authenticate.ts';
 import type { Operation } from './catalog.ts';
 import { renderError, renderJson, toAppError } from './render.ts';
 import { V3Router, V3_BASE } from './router.ts';
-import { check } from './validation.ts';
+import { check, hasNul, rejectNul } from './validation.ts';
 
 export interface PipelineDeps {
   db: Db;
@@ -101,9 +101,12 @@ export function v3Pipeline(deps: PipelineDeps): Middleware {
     if ((op.hasBody || hasContent) && !isJson) throw new AppError('unsupported_media_type');
     // HTTP/1.1 framing: no Content-Length and no Transfer-Encoding means no body, so a GET does not
     // wait an event-loop turn for the end of a stream that carries nothing.
-    const body = hasContent ? parseJson(await readBody(ctx.req)) : undefined;
+    const raw = hasContent ? await readBody(ctx.req) : undefined;
+    const body = raw ? parseJson(raw) : undefined;
     if (op.validateBody) {
       check(op.validateBody, body === undefined ? null : body, 'field', locale);
+      // JSON can only carry U+0000 escaped; the walk runs only for a body that has the escape.
+      if (raw?.includes('\\u0000')) rejectNul(body, 'field', locale);
       return body;
     }
     // An operation without a body accepts none, or `{}`.
@@ -123,19 +126,22 @@ export function v3Pipeline(deps: PipelineDeps): Middleware {
   }
 
   async function run(ctx: Context, trace: Trace, locale: Locale): Promise<void> {
+    // The source limit comes first: unknown routes and wrong methods are answered without a
+    // credential, so they must not be a way around it.
+    const source = ctx.ip || 'unknown';
+    await services.rateLimits.consume('source', source);
     const match = router.find(ctx.method, ctx.path);
     if (!match) {
       const allow = router.allowed(ctx.path);
       if (allow.length)
         throw new AppError('method_not_allowed', { headers: { Allow: allow.join(', ') } });
+      if (router.routesWithBadEscapes(ctx.path)) throw new AppError('not_found');
       throw new AppError('operation_not_catalogued');
     }
     const op = match.op;
     trace.op = op;
     deprecation(ctx, op);
 
-    const source = ctx.ip || 'unknown';
-    await services.rateLimits.consume('source', source);
     const auth = await authenticate(ctx, services.credentials, services.human);
     trace.auth = auth;
     const states = await consumeLimits([
@@ -158,9 +164,11 @@ export function v3Pipeline(deps: PipelineDeps): Middleware {
     if (!plain && !ctx.accepts('application/json')) throw new AppError('not_acceptable');
 
     const params = { ...match.params };
-    if (!op.validatePath(params)) throw new AppError('not_found');
+    if (!op.validatePath(params) || Object.values(params).some(hasNul))
+      throw new AppError('not_found');
     const query = { ...ctx.query } as Record<string, unknown>;
     check(op.validateQuery, query, 'parameter', locale);
+    rejectNul(query, 'parameter', locale);
 
     const keys = ctx.req.headersDistinct['idempotency-key'];
     // Reads are naturally idempotent: a key sent with a GET is ignored.
@@ -182,7 +190,9 @@ export function v3Pipeline(deps: PipelineDeps): Middleware {
       auth,
       requestId: ctx.state.requestId as string,
       locale,
-      ifMatch: ctx.get('if-match') || undefined,
+      // Present but empty is not absent: it fails the precondition (a client whose ETag variable
+      // was unset must not silently lose the lost-update guard).
+      ifMatch: ctx.req.headers['if-match'],
     };
 
     if (key === undefined) {
@@ -262,10 +272,20 @@ export function v3Pipeline(deps: PipelineDeps): Middleware {
     try {
       await run(ctx, trace, locale);
     } catch (err) {
+      if (err instanceof ClientClosedRequest) {
+        // No one is there to answer; the request log line and the audit entry say what happened.
+        ctx.status = ClientClosedRequest.STATUS;
+        ctx.state.clientClosed = true;
+        return audit(ctx, trace, started, locale);
+      }
       const e = toAppError(err);
       if (e.code === 'internal_error') deps.onError(err, ctx);
       renderError(ctx, e, locale);
     }
+    await audit(ctx, trace, started, locale);
+  };
+
+  async function audit(ctx: Context, trace: Trace, started: number, locale: Locale) {
     ctx.state.route = trace.op ? V3_BASE + trace.op.path : undefined;
     try {
       await services.audit.record({
@@ -276,7 +296,7 @@ export function v3Pipeline(deps: PipelineDeps): Middleware {
         method: ctx.method,
         route: trace.op?.path ?? null,
         operationId: trace.op?.id ?? null,
-        path: ctx.path.slice(0, 2000),
+        path: ctx.path,
         status: ctx.status,
         durationMs: Math.round(performance.now() - started),
         ip: ctx.ip || null,
@@ -284,7 +304,7 @@ export function v3Pipeline(deps: PipelineDeps): Middleware {
       });
     } catch (err) {
       deps.onError(err, ctx);
-      renderError(ctx, new AppError('audit_unavailable'), locale);
+      if (!ctx.state.clientClosed) renderError(ctx, new AppError('audit_unavailable'), locale);
     }
-  };
+  }
 }

@@ -11,7 +11,13 @@ export interface Match {
 }
 
 export class V3Router {
-  private readonly tree = FindMyWay({ ignoreTrailingSlash: false, caseSensitive: true });
+  // A path id longer than find-my-way's default 100 characters would not route at all and answer
+  // 503 operation_not_catalogued (which tells clients to retry); it must reach the id check (404).
+  private readonly tree = FindMyWay({
+    ignoreTrailingSlash: false,
+    caseSensitive: true,
+    maxParamLength: 8192,
+  });
   private readonly methods = new Set<string>();
 
   constructor(ops: Operation[]) {
@@ -26,6 +32,15 @@ export class V3Router {
     const found = this.tree.find(method as any, path);
     if (!found) return null;
     return { op: found.store as Operation, params: found.params };
+  }
+
+  /**
+   * Whether the path names a catalogued route once its undecodable escapes (`%ff`, a lone `%`) are
+   * set aside: such a path names a resource that cannot exist (404), not an unknown operation.
+   */
+  routesWithBadEscapes(path: string): boolean {
+    const plain = path.replace(/%[0-9A-Fa-f]{2}|%/g, '_');
+    return plain !== path && this.allowed(plain).length > 0;
   }
 
   /** Methods served at a path, for 405 and its Allow header. */

@@ -90,6 +90,12 @@ function detailFor(e: ErrorObject, where: Where, locale: Locale): ErrorDetail | 
   return detail;
 }
 
+/**
+ * At most this many details in one error: a body of 80,000 unknown keys answered a 6.7 MB 422 and
+ * held the event loop for 130-250 ms while every error was localized and rendered.
+ */
+export const MAX_DETAILS = 100;
+
 export function check(
   validate: ValidateFunction,
   value: unknown,
@@ -100,6 +106,7 @@ export function check(
   const details: ErrorDetail[] = [];
   const seen = new Set<string>();
   for (const e of validate.errors ?? []) {
+    if (details.length === MAX_DETAILS) break;
     const d = detailFor(e, where, locale);
     if (!d) continue;
     const key = `${d.field ?? d.parameter}|${d.code}`;
@@ -107,8 +114,48 @@ export function check(
     seen.add(key);
     details.push(d);
   }
+  // An email fails its format and the pattern that spells the format out: say it once.
+  const badEmail = new Set(details.filter((d) => d.code === 'invalid_email').map((d) => d.field));
+  if (badEmail.size) {
+    const kept = details.filter((d) => !(d.code === 'invalid_format' && badEmail.has(d.field)));
+    details.splice(0, details.length, ...kept);
+  }
   const unknown = details.some((d) => d.code === 'unknown_field' || d.code === 'unknown_parameter');
   if (unknown)
     throw new AppError(where === 'field' ? 'unknown_field' : 'unknown_parameter', { details });
   throw new AppError('validation_failed', { details });
+}
+
+export const hasNul = (s: unknown): boolean => typeof s === 'string' && s.includes('\0');
+
+/** Paths (`a.b.0`) of the strings, keys included, that hold U+0000; stops at MAX_DETAILS. */
+function nulPaths(value: unknown, path: string, out: string[]): void {
+  if (out.length >= MAX_DETAILS) return;
+  if (hasNul(value)) out.push(path);
+  else if (Array.isArray(value))
+    value.forEach((v, i) => nulPaths(v, path ? `${path}.${i}` : `${i}`, out));
+  else if (value && typeof value === 'object') {
+    for (const [k, v] of Object.entries(value)) {
+      const at = path ? `${path}.${k}` : k;
+      if (hasNul(k)) out.push(at);
+      else nulPaths(v, at, out);
+    }
+  }
+}
+
+/**
+ * No stored text may hold U+0000: PostgreSQL's text types cannot (500 on that engine), and SQLite
+ * would keep what PostgreSQL refuses. The same 422 on both engines, before anything runs.
+ */
+export function rejectNul(value: unknown, where: Where, locale: Locale): void {
+  const paths: string[] = [];
+  nulPaths(value, '', paths);
+  if (!paths.length) return;
+  throw new AppError('validation_failed', {
+    details: paths.map((name) => ({
+      [where]: name,
+      code: 'invalid_characters',
+      message: detailMessage('invalid_characters', locale, { field: name }),
+    })),
+  });
 }
