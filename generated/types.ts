@@ -98,6 +98,9 @@ export interface paths {
          * @description Creates a credential delegated by the calling one. The secret is returned once, in this
          *     response only; a replay with the same Idempotency-Key answers 409 `secret_not_replayable`.
          *     A credential cannot grant permissions it does not have (403 `delegation_limit_exceeded`).
+         *     It never outlives its issuer: `expires_at` is at most the issuer's (the issuer's when
+         *     omitted or later), and it stops authenticating when any issuer up its chain is revoked,
+         *     suspended or expired.
          */
         post: operations["createCredential"];
         delete?: never;
@@ -127,13 +130,14 @@ export interface paths {
          * Delete a credential
          * @description Removes a credential that was never used. A credential with usage history can only be
          *     revoked (422 `credential_not_removable`).
+         *     A credential manages only credentials it could issue; one holding a permission the caller lacks (or `*`, unless the caller has `*`) answers 403 `delegation_limit_exceeded`.
          */
         delete: operations["deleteCredential"];
         options?: never;
         head?: never;
         /**
          * Update a credential
-         * @description Changes the name or permissions. A revoked credential answers 422 `credential_revoked`.
+         * @description Changes the name or permissions. A revoked credential answers 422 `credential_revoked`. A credential manages only credentials it could issue; one holding a permission the caller lacks (or `*`, unless the caller has `*`) answers 403 `delegation_limit_exceeded`.
          */
         patch: operations["updateCredential"];
         trace?: never;
@@ -152,7 +156,7 @@ export interface paths {
         put?: never;
         /**
          * Revoke a credential
-         * @description Revokes the credential at once; both authentication modes end. Revoking twice answers 422 `credential_revoked`.
+         * @description Revokes the credential at once, and the credentials it issued down the chain; both authentication modes end. Revoking twice answers 422 `credential_revoked`. A credential manages only credentials it could issue; one holding a permission the caller lacks (or `*`, unless the caller has `*`) answers 403 `delegation_limit_exceeded`.
          */
         post: operations["revokeCredential"];
         delete?: never;
@@ -176,13 +180,13 @@ export interface paths {
         get?: never;
         /**
          * Link an administrator to a credential
-         * @description Lets the administrator use the credential in human mode. Linking twice is harmless.
+         * @description Lets the administrator use the credential in human mode. Linking twice is harmless. A credential manages only credentials it could issue; one holding a permission the caller lacks (or `*`, unless the caller has `*`) answers 403 `delegation_limit_exceeded`.
          */
         put: operations["linkCredentialAdministrator"];
         post?: never;
         /**
          * Unlink an administrator from a credential
-         * @description Ends human mode for that administrator on this credential; autonomous use is unaffected.
+         * @description Ends human mode for that administrator on this credential; autonomous use is unaffected. A credential manages only credentials it could issue; one holding a permission the caller lacks (or `*`, unless the caller has `*`) answers 403 `delegation_limit_exceeded`.
          */
         delete: operations["unlinkCredentialAdministrator"];
         options?: never;
@@ -544,7 +548,7 @@ export interface components {
             auth_mode: components["schemas"]["AuthMode"];
             /**
              * Format: date-time
-             * @description When the credential stops working; must be in the future.
+             * @description When the credential stops working; must be in the future. Never later than the issuing credential's `expires_at`: when omitted or later, the issuer's is used. A leap second (`…T23:59:60Z`) cannot be stored: 422 `invalid_format`.
              */
             expires_at?: string;
         };
@@ -718,7 +722,7 @@ export interface components {
                 "application/json": components["schemas"]["Error"];
             };
         };
-        /** @description The credential lacks a permission, or the account is not available. */
+        /** @description The credential lacks a permission, may not grant or manage what was asked (`delegation_limit_exceeded`), or the account is not available. */
         Forbidden: {
             headers: {
                 [name: string]: unknown;

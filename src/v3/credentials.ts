@@ -71,6 +71,7 @@ export function credentialHandlers(
         s.listQuery(auth, query.status),
         cursors,
         {
+          scope: `credentials:${auth.account.id}`,
           sortName: '-created_at',
           sort: [
             { column: 'created_at', desc: true },

@@ -1,6 +1,6 @@
 import type { Tx } from '../../db/knex.ts';
 import { bool, insertId, json } from '../../db/dialect.ts';
-import { firstRow } from '../../db/statements.ts';
+import { execute, firstRow } from '../../db/statements.ts';
 import type { AccountInfo } from '../auth.ts';
 
 export type CredentialStatus = 'active' | 'suspended' | 'expired' | 'revoked';
@@ -36,6 +36,14 @@ export interface NewCredential {
   expiresAt: string | null;
   revision: string;
   now: string;
+}
+
+/** Which states occur among a credential's issuers, and the earliest expires_at among them. */
+export interface ChainState {
+  revoked: boolean;
+  suspended: boolean;
+  expired: boolean;
+  expiresAt: string | null;
 }
 
 const map = (r: any): Credential => ({
@@ -79,6 +87,32 @@ export const credentialsRepo = {
     };
   },
 
+  /**
+   * The worst state along an issuer chain: the issuer, its issuer, and so on to a bootstrap
+   * credential. One row, so SQLite keeps it with the credential lookup (see firstRow). UNION, not
+   * UNION ALL: it ends even on a cycle no API can make.
+   */
+  async chainState(tx: Tx, issuerId: number): Promise<ChainState> {
+    const r = await firstRow<any>(
+      tx,
+      'WITH RECURSIVE chain(id, issuer_id, status, expires_at) AS (' +
+        'SELECT id, issuer_id, status, expires_at FROM credentials WHERE id = ? UNION ' +
+        'SELECT c.id, c.issuer_id, c.status, c.expires_at FROM credentials c ' +
+        'JOIN chain ON c.id = chain.issuer_id) ' +
+        "SELECT SUM(CASE WHEN status = 'revoked' THEN 1 ELSE 0 END) AS revoked, " +
+        "SUM(CASE WHEN status = 'suspended' THEN 1 ELSE 0 END) AS suspended, " +
+        "SUM(CASE WHEN status = 'expired' THEN 1 ELSE 0 END) AS expired, " +
+        'MIN(expires_at) AS expires_at FROM chain',
+      [issuerId],
+    );
+    return {
+      revoked: Number(r?.revoked ?? 0) > 0,
+      suspended: Number(r?.suspended ?? 0) > 0,
+      expired: Number(r?.expired ?? 0) > 0,
+      expiresAt: r?.expires_at ?? null,
+    };
+  },
+
   async get(tx: Tx, accountId: number, id: number): Promise<Credential | null> {
     const r = await tx('credentials').where({ account_id: accountId, id }).first();
     return r ? map(r) : null;
@@ -118,6 +152,23 @@ export const credentialsRepo = {
     changes: Record<string, unknown>,
   ): Promise<number> {
     return tx('credentials').where({ id, revision }).update(changes);
+  },
+
+  /** Revokes every credential issued by this one, directly or down the chain. */
+  revokeIssuedBy(
+    tx: Tx,
+    id: number,
+    changes: { revokedAt: string; revision: string },
+  ): Promise<number> {
+    return execute(
+      tx,
+      "UPDATE credentials SET status = 'revoked', revoked_at = ?, updated_at = ?, revision = ? " +
+        "WHERE status <> 'revoked' AND id IN (WITH RECURSIVE issued(id) AS (" +
+        'SELECT id FROM credentials WHERE issuer_id = ? UNION ' +
+        'SELECT c.id FROM credentials c JOIN issued ON c.issuer_id = issued.id) ' +
+        'SELECT id FROM issued)',
+      [changes.revokedAt, changes.revokedAt, changes.revision, id],
+    );
   },
 
   async touch(tx: Tx, id: number, now: string): Promise<void> {

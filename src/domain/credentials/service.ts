@@ -1,12 +1,21 @@
 // Credential governance: delegation (never more than the issuer has), revocation, removal of
 // unused credentials, administrator links. Also the lookup the v3 pipeline authenticates with.
+// Managing a credential (PATCH, DELETE, revocation, administrator links) takes what issuing it
+// would: every permission it holds, `*` only from `*`. A credential never outlives its issuers.
 import type { Db, Tx } from '../../db/knex.ts';
 import type { Clock } from '../../clock.ts';
-import { AppError } from '../../errors.ts';
+import { AppError, type ErrorDetail } from '../../errors.ts';
+import { detailMessage } from '../../i18n/messages.ts';
 import { hasPermission, type AuthContext, type AccountInfo } from '../auth.ts';
 import { newRevision } from '../shared/ids.ts';
 import { assertRevision } from '../shared/revision.ts';
-import { credentialsRepo as repo, type AuthMode, type Credential } from './repo.ts';
+import {
+  credentialsRepo as repo,
+  type AuthMode,
+  type ChainState,
+  type Credential,
+  type CredentialStatus,
+} from './repo.ts';
 import { hashSecret, newSecret, SECRET_PATTERN } from './secrets.ts';
 
 export interface CreateCredentialInput {
@@ -17,6 +26,27 @@ export interface CreateCredentialInput {
 }
 
 const TOUCH_EVERY_MS = 60_000;
+
+/** How final a state is: a credential authenticates with the most final along its chain. */
+const FINALITY: Record<CredentialStatus, number> = {
+  active: 0,
+  expired: 1,
+  suspended: 2,
+  revoked: 3,
+};
+
+/** Permissions in `wanted` that `holder` could not grant: any it lacks, and `*` unless it has `*`. */
+function beyond(holder: Credential, wanted: readonly string[]): string[] {
+  return wanted.filter(
+    (p) =>
+      !hasPermission(holder.permissions, p) || (p === '*' && !holder.permissions.includes('*')),
+  );
+}
+
+const tooMuch = (details: ErrorDetail[]) => new AppError('delegation_limit_exceeded', { details });
+
+const invalidExpiry = (code: string, message: string) =>
+  new AppError('validation_failed', { details: [{ field: 'expires_at', code, message }] });
 
 export class CredentialsService {
   constructor(
@@ -32,12 +62,30 @@ export class CredentialsService {
     return c.status;
   }
 
-  /** Looks a secret up; null when the format is wrong or nothing matches. Throws if the store fails. */
+  /**
+   * Looks a secret up; null when the format is wrong or nothing matches. Throws if the store fails.
+   * A delegated credential comes back with the most final state along its issuer chain, so a
+   * revoked, suspended or expired issuer stops what it issued, however it got there (API, admin
+   * CLI, or time). Bootstrap credentials, the common case, cost no second query; on SQLite the
+   * chain's row is kept like the credential's until the next commit.
+   */
   async findBySecret(
     secret: string,
   ): Promise<{ credential: Credential; account: AccountInfo } | null> {
     if (!SECRET_PATTERN.test(secret)) return null;
-    return repo.findBySecretHash(this.db, hashSecret(secret));
+    const found = await repo.findBySecretHash(this.db, hashSecret(secret));
+    if (!found || found.credential.issuerId === null) return found;
+    const status = this.chainStatus(await repo.chainState(this.db, found.credential.issuerId));
+    if (FINALITY[status] <= FINALITY[found.credential.status]) return found;
+    return { ...found, credential: { ...found.credential, status } };
+  }
+
+  private chainStatus(chain: ChainState): CredentialStatus {
+    if (chain.revoked) return 'revoked';
+    if (chain.suspended) return 'suspended';
+    if (chain.expired || (chain.expiresAt && chain.expiresAt <= this.clock.now().toISOString()))
+      return 'expired';
+    return 'active';
   }
 
   /** last_used_at is refreshed at most once a minute, so reads stay reads. */
@@ -63,20 +111,55 @@ export class CredentialsService {
   }
 
   private assertDelegable(issuer: Credential, requested: string[]): void {
-    const excess = requested.filter(
-      (p) =>
-        !hasPermission(issuer.permissions, p) || (p === '*' && !issuer.permissions.includes('*')),
-    );
+    const excess = beyond(issuer, requested);
     if (excess.length) {
-      throw new AppError('delegation_limit_exceeded', {
-        details: excess.map((p) => ({
+      throw tooMuch(
+        excess.map((p) => ({
           field: 'permissions',
           code: 'delegation_limit_exceeded',
           message: p,
           reason: 'issuer_lacks_permission',
         })),
-      });
+      );
     }
+  }
+
+  /** Otherwise a narrow credential could revoke, narrow or take over a wider one. */
+  private async manageable(auth: AuthContext, id: number | null, tx: Tx): Promise<Credential> {
+    const c = await this.get(auth, id, tx);
+    const excess = beyond(auth.credential, c.permissions);
+    if (excess.length) {
+      throw tooMuch(
+        excess.map((p) => ({
+          code: 'delegation_limit_exceeded',
+          message: p,
+          reason: 'credential_holds_permission',
+        })),
+      );
+    }
+    return c;
+  }
+
+  /**
+   * The stored expires_at of a new child: the one asked for, never past the issuer's. Without one
+   * the child gets the issuer's, so it cannot outlive it.
+   */
+  private childExpiry(issuer: Credential, requested: string | undefined, now: string) {
+    let asked: string | null = null;
+    if (requested !== undefined) {
+      const ms = Date.parse(requested);
+      // The contract's date-time admits a leap second (…:60Z), which Date cannot represent.
+      if (Number.isNaN(ms)) {
+        throw invalidExpiry(
+          'invalid_format',
+          detailMessage('invalid_format', 'en-US', { format: 'date-time' }),
+        );
+      }
+      asked = new Date(ms).toISOString();
+      if (asked <= now) throw invalidExpiry('too_small', 'expires_at must be in the future');
+    }
+    if (issuer.expiresAt && (asked === null || asked > issuer.expiresAt)) return issuer.expiresAt;
+    return asked;
   }
 
   async create(
@@ -86,13 +169,7 @@ export class CredentialsService {
   ): Promise<{ credential: Credential; secret: string }> {
     this.assertDelegable(auth.credential, input.permissions);
     const now = this.clock.now().toISOString();
-    if (input.expires_at && new Date(input.expires_at).toISOString() <= now) {
-      throw new AppError('validation_failed', {
-        details: [
-          { field: 'expires_at', code: 'too_small', message: 'expires_at must be in the future' },
-        ],
-      });
-    }
+    const expiresAt = this.childExpiry(auth.credential, input.expires_at, now);
     const tx = opts.tx ?? this.db;
     const { secret, hash, last4 } = newSecret(auth.credential.environment);
     const id = await repo.insert(tx, {
@@ -104,7 +181,7 @@ export class CredentialsService {
       secretHash: hash,
       secretLast4: last4,
       issuerId: auth.credential.id,
-      expiresAt: input.expires_at ? new Date(input.expires_at).toISOString() : null,
+      expiresAt,
       revision: newRevision(),
       now,
     });
@@ -119,7 +196,7 @@ export class CredentialsService {
     opts: { tx?: Tx } = {},
   ): Promise<Credential> {
     const tx = opts.tx ?? this.db;
-    const c = await this.get(auth, id, tx);
+    const c = await this.manageable(auth, id, tx);
     if (c.status === 'revoked') throw new AppError('credential_revoked', { status: 422 });
     assertRevision(ifMatch, c.revision);
     if (input.permissions) this.assertDelegable(auth.credential, input.permissions);
@@ -137,7 +214,7 @@ export class CredentialsService {
 
   async revoke(auth: AuthContext, id: number | null, opts: { tx?: Tx } = {}): Promise<Credential> {
     const tx = opts.tx ?? this.db;
-    const c = await this.get(auth, id, tx);
+    const c = await this.manageable(auth, id, tx);
     if (c.status === 'revoked') throw new AppError('credential_revoked', { status: 422 });
     const now = this.clock.now().toISOString();
     const changes = {
@@ -152,12 +229,15 @@ export class CredentialsService {
       if (current.status === 'revoked') throw new AppError('credential_revoked', { status: 422 });
       throw new AppError('revision_mismatch');
     }
+    // Revocation is final, so what the credential issued is revoked with it. Authentication
+    // checks the chain anyway; this makes their status say so.
+    await repo.revokeIssuedBy(tx, c.id, { revokedAt: now, revision: newRevision() });
     return (await repo.get(tx, auth.account.id, c.id))!;
   }
 
   async remove(auth: AuthContext, id: number | null, opts: { tx?: Tx } = {}): Promise<void> {
     const tx = opts.tx ?? this.db;
-    const c = await this.get(auth, id, tx);
+    const c = await this.manageable(auth, id, tx);
     if (c.id === auth.credential.id || c.lastUsedAt || (await repo.hasUsage(tx, c.id))) {
       throw new AppError('credential_not_removable');
     }
@@ -171,7 +251,7 @@ export class CredentialsService {
     opts: { tx?: Tx } = {},
   ) {
     const tx = opts.tx ?? this.db;
-    const c = await this.get(auth, id, tx);
+    const c = await this.manageable(auth, id, tx);
     if (c.status === 'revoked') throw new AppError('credential_revoked', { status: 422 });
     if (adminId === null || !(await repo.adminInAccount(tx, auth.account.id, adminId))) {
       throw new AppError('not_found');
@@ -188,7 +268,7 @@ export class CredentialsService {
     opts: { tx?: Tx } = {},
   ) {
     const tx = opts.tx ?? this.db;
-    const c = await this.get(auth, id, tx);
+    const c = await this.manageable(auth, id, tx);
     if (adminId === null || (await repo.unlink(tx, c.id, adminId)) === 0)
       throw new AppError('not_found');
   }
