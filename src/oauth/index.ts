@@ -1,7 +1,7 @@
 // The OAuth authorization server on the root host (discovery, authorize, token, revoke), the
 // administrator sign-in pages, and the verifier for human-mode requests on /api/v3.
 import Router from '@koa/router';
-import type { Middleware } from 'koa';
+import type { Context, Middleware } from 'koa';
 import { serverKey } from '../db/server-keys.ts';
 import type { HumanVerifier } from '../http/v3/authenticate.ts';
 import { loadSecretsKey } from '../secrets-key.ts';
@@ -16,7 +16,7 @@ import { signInRoutes } from './signin.ts';
 import { SignInThrottle } from './throttle.ts';
 import { TokenService } from './tokens.ts';
 import { humanVerifier } from './verifier.ts';
-import { cookieNames } from './web.ts';
+import { cookieNames, malformedHost } from './web.ts';
 
 export { rotateSigningKey } from './keys.ts';
 
@@ -28,6 +28,22 @@ function isOAuthPath(path: string): boolean {
     path === '/admin' ||
     path.startsWith('/admin/')
   );
+}
+
+/** 400 for a malformed Host: the endpoints' JSON error (RFC 6749 5.2) or a page. */
+function badHost(ctx: Context): void {
+  const description = 'The Host header of this request is not valid.';
+  if (ctx.path.startsWith('/admin') || ctx.path === '/oauth/authorize')
+    return renderPage(
+      ctx,
+      400,
+      localeOf(ctx),
+      'Bad request',
+      `<p class="error">${description}</p>`,
+    );
+  ctx.status = 400;
+  ctx.set('Cache-Control', 'no-store');
+  ctx.body = { error: 'invalid_request', error_description: description };
 }
 
 export async function createOAuth(
@@ -61,6 +77,7 @@ export async function createOAuth(
 
   const oauth: Middleware = async (ctx, next) => {
     if (!isOAuthPath(ctx.path)) return next();
+    if (malformedHost(ctx)) return badHost(ctx);
     try {
       await routes(ctx, () => allowed(ctx, next));
     } catch (err) {

@@ -4,9 +4,11 @@
 import crypto from 'node:crypto';
 import type { Clock } from '../clock.ts';
 import type { Db } from '../db/knex.ts';
+import { transaction } from '../db/tx.ts';
 import { TOTP_CONTEXT } from '../domain/accounts/service.ts';
 import { sha256 } from '../domain/shared/ids.ts';
 import { isSealed, unseal } from '../secrets-key.ts';
+import { lockAdministrator } from './admin-lock.ts';
 import { SESSION_SECONDS, TWO_FACTOR_SECONDS } from './constants.ts';
 
 export interface AdminSession {
@@ -79,25 +81,29 @@ export class Sessions {
     };
   }
 
-  /** The newest TOTP time step this administrator used; older or equal steps are replays. */
-  async lastTotpStep(adminId: number): Promise<number | undefined> {
-    const r = await this.db('admin_sessions').where('admin_id', adminId).max('totp_step as step');
-    const step = r[0]?.step;
-    return step === null || step === undefined ? undefined : Number(step);
-  }
-
-  /** Marks two-factor done and returns the session's new token. */
-  async complete(id: number, totpStep: number): Promise<string> {
+  /**
+   * Marks two-factor done with this TOTP time step and returns the session's new token; null when
+   * the administrator already used this step or a later one (a replay), or the session is no
+   * longer waiting for two-factor.
+   */
+  async complete(id: number, adminId: number, totpStep: number): Promise<string | null> {
     const token = newToken();
-    await this.db('admin_sessions')
-      .where({ id, stage: 'two_factor' })
-      .update({
-        token_hash: sha256(token),
-        stage: 'complete',
-        totp_step: totpStep,
-        expires_at: this.at(SESSION_SECONDS),
-      });
-    return token;
+    return transaction(this.db, async (tx) => {
+      // Parallel sign-ins with one code: only the first to hold the lock finds the step unused.
+      await lockAdministrator(tx, adminId);
+      const r = await tx('admin_sessions').where('admin_id', adminId).max('totp_step as step');
+      const last = r[0]?.step;
+      if (last !== null && last !== undefined && totpStep <= Number(last)) return null;
+      const updated = await tx('admin_sessions')
+        .where({ id, stage: 'two_factor' })
+        .update({
+          token_hash: sha256(token),
+          stage: 'complete',
+          totp_step: totpStep,
+          expires_at: this.at(SESSION_SECONDS),
+        });
+      return updated ? token : null;
+    });
   }
 
   async end(id: number): Promise<void> {

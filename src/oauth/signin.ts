@@ -1,6 +1,6 @@
 // Administrator sign-in: /admin/sign-in (email + password, scrypt), /admin/sign-in/two-factor
 // (TOTP, RFC 6238), /admin (who is signed in) and /admin/sign-out. Every form carries a CSRF token;
-// failures are throttled; an unknown email costs the same scrypt work as a wrong password.
+// attempts are throttled; an unknown email costs the same scrypt work as a wrong password.
 import type Router from '@koa/router';
 import type { Context } from 'koa';
 import { verifySync } from 'otplib';
@@ -21,6 +21,7 @@ import {
   csrfValid,
   ensureCsrfCookie,
   getCookie,
+  queryParam,
   readForm,
   safeReturnTo,
   setCookie,
@@ -111,7 +112,7 @@ export function signInRoutes(router: Router, web: Web): void {
   });
 
   router.get('/admin/sign-in', async (ctx) => {
-    const returnTo = safeReturnTo(ctx.URL.searchParams.get('return_to'));
+    const returnTo = safeReturnTo(queryParam(ctx, 'return_to'));
     const session = await currentSession(web, ctx);
     if (session?.stage === 'complete') return seeOther(ctx, returnTo);
     const t = translator(localeOf(ctx));
@@ -131,7 +132,7 @@ export function signInRoutes(router: Router, web: Web): void {
     const email = (form.get('email') ?? '').trim().slice(0, 320);
     const password = form.get('password') ?? '';
     const ip = ctx.ip || 'unknown';
-    const wait = await web.throttle.passwordBlocked(ip, email);
+    const wait = await web.throttle.passwordAttempt(ip, email);
     if (wait)
       return renderSignIn(
         web,
@@ -151,7 +152,6 @@ export function signInRoutes(router: Router, web: Web): void {
       ? await verifyPassword(password, admin.password_hash)
       : (await verifyPassword(password, await dummyHash)) && false;
     if (!ok) {
-      await web.throttle.passwordFailed(ip, email);
       const t = translator(localeOf(ctx));
       return renderSignIn(
         web,
@@ -169,7 +169,7 @@ export function signInRoutes(router: Router, web: Web): void {
   });
 
   router.get('/admin/sign-in/two-factor', async (ctx) => {
-    const returnTo = safeReturnTo(ctx.URL.searchParams.get('return_to'));
+    const returnTo = safeReturnTo(queryParam(ctx, 'return_to'));
     const session = await currentSession(web, ctx);
     if (!session) return seeOther(ctx, signInUrl(returnTo, 'expired'));
     if (session.stage === 'complete') return seeOther(ctx, returnTo);
@@ -183,16 +183,16 @@ export function signInRoutes(router: Router, web: Web): void {
     const returnTo = safeReturnTo(form.get('return_to'));
     if (session!.stage === 'complete') return seeOther(ctx, returnTo);
     const t = translator(localeOf(ctx));
-    const wait = await web.throttle.codeBlocked(session!.adminId);
+    const wait = await web.throttle.codeAttempt(session!.adminId);
     if (wait) return renderTwoFactor(web, ctx, 429, session!.token, returnTo, throttled(ctx, wait));
 
-    const step = await acceptedStep(web, session!.adminId, session!.totpSecret, form.get('code'));
-    if (step === undefined) {
-      await web.throttle.codeFailed(session!.adminId);
+    const step = validStep(web, session!.totpSecret, form.get('code'));
+    // The step is used up by completing the session: of parallel submissions, one gets it.
+    const token =
+      step === undefined ? null : await web.sessions.complete(session!.id, session!.adminId, step);
+    if (!token)
       return renderTwoFactor(web, ctx, 401, session!.token, returnTo, t('two_factor_failed'));
-    }
     await web.throttle.codeSucceeded(session!.adminId);
-    const token = await web.sessions.complete(session!.id, step);
     setCookie(ctx, web.names.session, token, web.secure);
     seeOther(ctx, returnTo);
   });
@@ -228,22 +228,15 @@ ${hidden('csrf', csrfToken(web.csrfKey, session.token))}
   });
 }
 
-/** The TOTP time step of a valid, never used code (one step of clock drift either way). */
-async function acceptedStep(
-  web: Web,
-  adminId: number,
-  secret: string,
-  code: string | null,
-): Promise<number | undefined> {
+/** The TOTP time step of a valid code (one step of clock drift either way); used or not. */
+function validStep(web: Web, secret: string, code: string | null): number | undefined {
   if (!code || !/^[0-9]{6}$/.test(code.trim())) return undefined;
-  const last = await web.sessions.lastTotpStep(adminId);
   try {
     const result = verifySync({
       secret,
       token: code.trim(),
       epoch: Math.floor(web.clock.now().getTime() / 1000),
       epochTolerance: 30,
-      ...(last === undefined ? {} : { afterTimeStep: last }),
     });
     return result.valid && 'timeStep' in result ? result.timeStep : undefined;
   } catch {

@@ -1,8 +1,10 @@
-// Brute-force throttling of the sign-in forms (rate-limiter-flexible). Only failures count; a
-// success clears the per-address counter. Limits:
-// - password: 5 failures per address and email, 30 per address, in 15 minutes;
-// - two-factor: 5 failures per administrator in 15 minutes (the password alone cannot reset it).
-// Blocked attempts are refused before the password or code is even checked.
+// Brute-force throttling of the sign-in forms (rate-limiter-flexible). Limits, per 15 minutes:
+// - password: 5 attempts per address and email, 30 per address;
+// - two-factor: 5 attempts per administrator (the password alone cannot reset it).
+// An attempt is counted before the password or code is checked, so parallel guesses cannot all
+// pass the check before the first failure is recorded; a success gives its attempt back (a right
+// password also clears its email's counter, a right code the administrator's). Refused attempts
+// are not checked at all.
 import {
   RateLimiterMemory,
   RateLimiterPostgres,
@@ -17,6 +19,7 @@ const WINDOW_SECONDS = 15 * 60;
 function limiter(db: Db, keyPrefix: string, points: number): RateLimiterAbstract {
   const options = { keyPrefix, points, duration: WINDOW_SECONDS, blockDuration: WINDOW_SECONDS };
   // Shared by every instance on PostgreSQL (the table from migration 001); in memory on SQLite.
+  // Both count atomically (an upsert; one synchronous map update).
   return isPostgres(db)
     ? new RateLimiterPostgres({
         ...options,
@@ -39,29 +42,25 @@ export class SignInThrottle {
     this.perAdmin = limiter(db, 'signin_totp', 5);
   }
 
-  /** Seconds until the password form may be tried again, or 0. */
-  async passwordBlocked(ip: string, email: string): Promise<number> {
-    return Math.max(
-      await blocked(this.perEmail, `${ip}|${email.toLowerCase()}`),
-      await blocked(this.perAddress, ip),
-    );
-  }
-
-  async passwordFailed(ip: string, email: string): Promise<void> {
-    await penalize(this.perEmail, `${ip}|${email.toLowerCase()}`);
-    await penalize(this.perAddress, ip);
+  /** Counts a password attempt: 0 when it may be checked, or the seconds to wait. */
+  async passwordAttempt(ip: string, email: string): Promise<number> {
+    const key = emailKey(ip, email);
+    const wait = await attempt(this.perEmail, key);
+    if (wait) return wait;
+    const waitAddress = await attempt(this.perAddress, ip);
+    // Refused for the address: not an attempt on this email either.
+    if (waitAddress) await this.perEmail.reward(key, 1);
+    return waitAddress;
   }
 
   async passwordSucceeded(ip: string, email: string): Promise<void> {
-    await this.perEmail.delete(`${ip}|${email.toLowerCase()}`);
+    await this.perEmail.delete(emailKey(ip, email));
+    await this.perAddress.reward(ip, 1);
   }
 
-  async codeBlocked(adminId: number): Promise<number> {
-    return blocked(this.perAdmin, String(adminId));
-  }
-
-  async codeFailed(adminId: number): Promise<void> {
-    await penalize(this.perAdmin, String(adminId));
+  /** Counts a two-factor attempt: 0 when it may be checked, or the seconds to wait. */
+  async codeAttempt(adminId: number): Promise<number> {
+    return attempt(this.perAdmin, String(adminId));
   }
 
   async codeSucceeded(adminId: number): Promise<void> {
@@ -69,17 +68,15 @@ export class SignInThrottle {
   }
 }
 
-async function blocked(l: RateLimiterAbstract, key: string): Promise<number> {
-  const res = await l.get(key);
-  if (!res || res.consumedPoints < l.points) return 0;
-  return Math.max(1, Math.ceil(res.msBeforeNext / 1000));
-}
+const emailKey = (ip: string, email: string) => `${ip}|${email.toLowerCase()}`;
 
-async function penalize(l: RateLimiterAbstract, key: string): Promise<void> {
+async function attempt(l: RateLimiterAbstract, key: string): Promise<number> {
   try {
     await l.consume(key, 1);
+    return 0;
   } catch (err) {
-    // Over the limit: the key is now blocked, which is the point. Store failures propagate.
+    // Over the limit (the key stays blocked for the window). Store failures propagate.
     if (!(err instanceof RateLimiterRes)) throw err;
+    return Math.max(1, Math.ceil(err.msBeforeNext / 1000));
   }
 }

@@ -87,6 +87,29 @@ export function duplicated(params: URLSearchParams, names?: readonly string[]): 
   return undefined;
 }
 
+/**
+ * RFC 9112 3.2: a Host header that is not a plain host[:port] makes the request a bad one (400).
+ * No Host at all is left alone: HTTP/1.0 may omit it, and Node refuses HTTP/1.1 without one.
+ */
+export function malformedHost(ctx: Context): boolean {
+  const host = ctx.get('host');
+  if (!host) return false;
+  try {
+    const url = new URL(`http://${host}`);
+    return Boolean(url.username || url.password || url.pathname !== '/' || url.search || url.hash);
+  } catch {
+    return true;
+  }
+}
+
+/**
+ * A query parameter, read from the query string itself: ctx.URL is built from the Host header
+ * and is an empty object when that header is malformed.
+ */
+export function queryParam(ctx: Context, name: string): string | null {
+  return new URLSearchParams(ctx.querystring).get(name);
+}
+
 /** Only same-site paths: never an open redirect (no scheme, no "//host", no backslashes). */
 export function safeReturnTo(value: string | null | undefined): string {
   if (!value || !value.startsWith('/') || value.startsWith('//') || /[\\\s]/.test(value))
