@@ -7,7 +7,7 @@ import path from 'node:path';
 import { createApp, loadSpec } from '../src/app.ts';
 import { loadConfig } from '../src/config.ts';
 import { systemClock } from '../src/clock.ts';
-import { CursorCodec } from '../src/domain/shared/cursor.ts';
+import { CursorCodec } from '../src/db/cursor.ts';
 import { newRequestId } from '../src/domain/shared/ids.ts';
 import { requestHash } from '../src/domain/idempotency/service.ts';
 import { UsersService } from '../src/domain/users/service.ts';

@@ -8,28 +8,18 @@ import type { Config } from './config.ts';
 import { systemClock, type Clock } from './clock.ts';
 import { createDb, type Db } from './db/knex.ts';
 import { migrate } from './db/migrate.ts';
-import { loadSecretsKey } from './secrets-key.ts';
-import { serverKey } from './db/server-keys.ts';
 import { closeSideConnections } from './db/statements.ts';
 import { createLogger, type Logger } from './log.ts';
-import { AuditService } from './domain/audit/repo.ts';
-import { AccountsService } from './domain/accounts/service.ts';
-import { CredentialsService } from './domain/credentials/service.ts';
-import { IdempotencyService } from './domain/idempotency/service.ts';
-import { RateLimits } from './domain/ratelimit.ts';
-import { CursorCodec } from './domain/shared/cursor.ts';
-import { UsersService } from './domain/users/service.ts';
-import { TagsService } from './domain/tags/service.ts';
+import { createServices } from './services.ts';
 import { common } from './http/common.ts';
 import { buildCatalog } from './http/v3/catalog.ts';
 import { v3Pipeline } from './http/v3/pipeline.ts';
-import type { HumanVerifier } from './http/v3/authenticate.ts';
-import { metaHandlers } from './v3/meta.ts';
-import { credentialHandlers } from './v3/credentials.ts';
-import { userHandlers } from './v3/users.ts';
+import { metaHandlers } from './http/v3/handlers/meta.ts';
+import { credentialHandlers } from './http/v3/handlers/credentials.ts';
+import { userHandlers } from './http/v3/handlers/users.ts';
 import { legacyRoutes } from './http/legacy/index.ts';
 import { createOAuth } from './oauth/index.ts';
-import type { Handlers } from './v3/types.ts';
+import type { Handlers } from './http/v3/handlers/types.ts';
 
 export interface AppOptions {
   clock?: Clock;
@@ -57,20 +47,8 @@ export async function createApp(config: Config, options: AppOptions = {}) {
   const spec = options.spec ?? loadSpec();
   const release: string = spec.info.version;
   const catalog = buildCatalog(spec);
-  const cursors = new CursorCodec(await serverKey(db, 'cursor', clock.now().toISOString()), clock);
-
-  // Loaded once: it may read (or create) the key file in the data folder.
-  const secretsKey = loadSecretsKey(config);
-  const services = {
-    accounts: new AccountsService(db, clock, secretsKey),
-    credentials: new CredentialsService(db, clock),
-    idempotency: new IdempotencyService(db, clock),
-    rateLimits: new RateLimits(db, config.rateLimit),
-    audit: new AuditService(db),
-    users: new UsersService(db, clock, cursors),
-    tags: new TagsService(db, clock, cursors),
-    human: null as HumanVerifier | null,
-  };
+  const services = await createServices({ config, db, clock });
+  const { cursors } = services;
 
   const oauth = await createOAuth({
     db,
@@ -78,9 +56,8 @@ export async function createApp(config: Config, options: AppOptions = {}) {
     config,
     logger,
     accounts: services.accounts,
-    secretsKey,
+    secretsKey: services.secretsKey,
   });
-  services.human = oauth.verifier;
 
   const handlers: Handlers = {
     ...metaHandlers({ spec, release, catalog, audit: services.audit }),
@@ -107,7 +84,7 @@ export async function createApp(config: Config, options: AppOptions = {}) {
       handlers,
       release,
       publicBaseUrl: config.publicBaseUrl,
-      services,
+      services: { ...services, human: oauth.verifier },
       onError,
     }),
   );

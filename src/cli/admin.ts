@@ -3,12 +3,12 @@
 // prints a JSON `{"error":{"code","message"}}` line on stderr and exits 1; a bad command line
 // exits 2 and follows that line with the usage text. Nothing here logs: secrets reach stdout only.
 import { systemClock } from '../clock.ts';
-import { loadConfig } from '../config.ts';
+import { loadConfig, type Config } from '../config.ts';
 import { isUniqueViolation } from '../db/dialect.ts';
 import { createDb, type Db } from '../db/knex.ts';
 import { migrate } from '../db/migrate.ts';
 import { closeSideConnections } from '../db/statements.ts';
-import { AccountsService } from '../domain/accounts/service.ts';
+import { createServices } from '../services.ts';
 import { isAppError } from '../errors.ts';
 import { errorMessage } from '../i18n/messages.ts';
 import { loadSecretsKey } from '../secrets-key.ts';
@@ -96,11 +96,10 @@ export async function runAdmin(argv: string[], io: Io = processIo): Promise<numb
     return 2;
   }
 
-  let databaseUrl: string;
+  let config: Config;
   let secretsKey: Buffer;
   try {
-    const config = loadConfig(io.env);
-    databaseUrl = config.databaseUrl;
+    config = loadConfig(io.env);
     // The server's key (same SECRETS_KEY, or the key file beside the SQLite database).
     secretsKey = loadSecretsKey(config);
   } catch (err) {
@@ -111,14 +110,15 @@ export async function runAdmin(argv: string[], io: Io = processIo): Promise<numb
   let db: Db | undefined;
   try {
     try {
-      db = createDb(databaseUrl);
+      db = createDb(config.databaseUrl);
       // The CLI may run before the server ever did: bring the schema up to date first.
       await migrate(db);
     } catch (err) {
       io.stderr(errorLine('database_unavailable', (err as Error)?.message ?? String(err)));
       return 1;
     }
-    const result = await command.run(new AccountsService(db, systemClock, secretsKey), input);
+    const services = await createServices({ config, db, clock: systemClock, secretsKey });
+    const result = await command.run(services, input);
     io.stdout(JSON.stringify(result) + '\n');
     return 0;
   } catch (err) {

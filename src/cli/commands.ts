@@ -1,7 +1,8 @@
-// The admin CLI's commands (DESIGN section 3). Each declares its flags and usage line, validates
+// The admin CLI's commands . Each declares its flags and usage line, validates
 // them into an input before the database is opened (a typo never creates or migrates a file),
-// and runs one AccountsService call. Output ids are decimal strings, as in v3.
-import { ACCOUNT_STATUSES, type AccountsService } from '../domain/accounts/service.ts';
+// and runs one service call. Output ids are decimal strings, as in v3.
+import { ACCOUNT_STATUSES } from '../domain/accounts/service.ts';
+import type { Services } from '../services.ts';
 import * as a from './args.ts';
 import type { FlagSpec, Flags } from './args.ts';
 
@@ -14,7 +15,7 @@ export interface Command<I = any> {
   subject(input: I): string;
   /** Message for a unique-constraint conflict, when the command can cause one. */
   conflict?: string;
-  run(accounts: AccountsService, input: I): Promise<Record<string, string>>;
+  run(services: Services, input: I): Promise<Record<string, string>>;
 }
 
 const command = <I>(c: Command<I>): Command => c;
@@ -30,7 +31,7 @@ function credentialStatus(status: 'revoked' | 'suspended' | 'expired') {
     flags: { id: req },
     validate: (f) => a.id(f.id, 'id'),
     subject: (id) => `credential ${id}`,
-    async run(accounts, id) {
+    async run({ accounts }, id) {
       const r = await accounts.setCredentialStatus(id, status);
       return { id: str(r.id), status: r.status };
     },
@@ -49,7 +50,7 @@ function adminLink(verb: 'link' | 'unlink') {
       verb === 'link'
         ? `administrator ${admin} or credential ${credential}`
         : `link between administrator ${admin} and credential ${credential}`,
-    async run(accounts, { admin, credential }) {
+    async run({ accounts }, { admin, credential }) {
       const r =
         verb === 'link'
           ? await accounts.linkAdmin(admin, credential)
@@ -69,7 +70,7 @@ export const COMMANDS: Record<string, Command> = {
       replicaOf: f['replica-of'] === undefined ? null : a.id(f['replica-of'], 'replica-of'),
     }),
     subject: (input) => `account ${input.replicaOf} (--replica-of)`,
-    async run(accounts, input) {
+    async run({ accounts }, input) {
       return { id: str((await accounts.createAccount(input)).id) };
     },
   }),
@@ -81,7 +82,7 @@ export const COMMANDS: Record<string, Command> = {
       status: a.oneOf(f.status, 'status', ACCOUNT_STATUSES),
     }),
     subject: (input) => `account ${input.id}`,
-    async run(accounts, input) {
+    async run({ accounts }, input) {
       const r = await accounts.setAccountStatus(input.id, input.status);
       return { id: str(r.id), status: r.status };
     },
@@ -102,7 +103,7 @@ export const COMMANDS: Record<string, Command> = {
       name: f.name === undefined ? undefined : a.text(f.name, 'name'),
     }),
     subject: (input) => `account ${input.accountId}`,
-    async run(accounts, input) {
+    async run({ accounts }, input) {
       const r = await accounts.createRootCredential(input);
       return { id: str(r.id), secret: r.secret };
     },
@@ -120,7 +121,7 @@ export const COMMANDS: Record<string, Command> = {
     }),
     subject: (input) => `account ${input.accountId}`,
     conflict: 'An administrator with this email already exists',
-    async run(accounts, input) {
+    async run({ accounts }, input) {
       const r = await accounts.createAdmin(input);
       return { id: str(r.id), totp_secret: r.totpSecret };
     },
@@ -132,7 +133,7 @@ export const COMMANDS: Record<string, Command> = {
     flags: { id: req },
     validate: (f) => a.id(f.id, 'id'),
     subject: (id) => `administrator ${id}`,
-    async run(accounts, id) {
+    async run({ accounts }, id) {
       const r = await accounts.removeAdmin(id);
       return { id: str(r.id), status: r.status };
     },
@@ -142,7 +143,7 @@ export const COMMANDS: Record<string, Command> = {
     flags: { account: req },
     validate: (f) => a.id(f.account, 'account'),
     subject: (accountId) => `account ${accountId}`,
-    async run(accounts, accountId) {
+    async run({ accounts }, accountId) {
       return { key: (await accounts.createLegacyKey(accountId)).key };
     },
   }),
@@ -151,8 +152,8 @@ export const COMMANDS: Record<string, Command> = {
     flags: {},
     validate: () => null,
     subject: () => 'signing key',
-    async run(accounts) {
-      const r = await accounts.rotateSigningKey();
+    async run(services) {
+      const r = await services.rotateSigningKey();
       return { kid: r.kid, retired: r.retired.join(',') };
     },
   }),

@@ -5,8 +5,8 @@ import path from 'node:path';
 import knexFactory, { type Knex } from 'knex';
 import { attachSideConnections, hasSideConnections } from './statements.ts';
 
-export type Db = Knex;
-export type Tx = Knex | Knex.Transaction;
+export { isPostgres, type Db, type Tx } from './engine.ts';
+import type { Db } from './engine.ts';
 
 export interface DbOptions {
   /** PostgreSQL only: use this schema (tests give each suite its own). */
@@ -96,8 +96,4 @@ export function auditFilename(filename: string): string {
   if (filename === ':memory:') return ':memory:';
   const ext = path.extname(filename);
   return filename.slice(0, filename.length - ext.length) + '.audit' + ext;
-}
-
-export function isPostgres(db: Tx): boolean {
-  return db.client.config.client === 'pg';
 }

@@ -1,6 +1,6 @@
 // Keyset pagination over a compound sort key (the last column must be unique, e.g. id).
 import type { Knex } from 'knex';
-import type { CursorCodec, CursorPayload } from '../domain/shared/cursor.ts';
+import type { CursorCodec, CursorPayload } from './cursor.ts';
 
 export interface SortColumn {
   column: string;

@@ -8,8 +8,7 @@
 // - On PostgreSQL the same portable `?` SQL goes through knex.
 import Database from 'better-sqlite3';
 import { Checkpointer } from './checkpoint.ts';
-import type { Db, Tx } from './knex.ts';
-import { isPostgres } from './knex.ts';
+import { isPostgres, type Db, type Tx } from './engine.ts';
 
 interface ReadConnection {
   conn: Database.Database;

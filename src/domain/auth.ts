@@ -1,11 +1,8 @@
 // Who is calling: the credential, its account, and in human mode the administrator.
+import type { AccountInfo } from './accounts/types.ts';
 import type { Credential } from './credentials/repo.ts';
 
-export interface AccountInfo {
-  id: number;
-  sandbox: boolean;
-  status: string;
-}
+export type { AccountInfo };
 
 export interface HumanContext {
   adminId: number;

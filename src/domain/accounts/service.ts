@@ -11,7 +11,6 @@ import { accountsRepo, adminsRepo, legacyKeysRepo } from './repo.ts';
 import { newSecret } from '../credentials/secrets.ts';
 import { newRevision, randomBase62, sha256 } from '../shared/ids.ts';
 import { seal } from '../../secrets-key.ts';
-import { rotateSigningKey } from '../../oauth/keys.ts';
 
 const scrypt = promisify(crypto.scrypt) as (
   p: string,
@@ -139,14 +138,6 @@ export class AccountsService {
       now: this.now(),
     });
     return { id, totpSecret };
-  }
-
-  /**
-   * A new OAuth signing key (src/oauth/keys.ts): access tokens already issued keep verifying until
-   * they expire; running servers pick the new key up within a minute.
-   */
-  rotateSigningKey(): Promise<{ kid: string; retired: string[] }> {
-    return rotateSigningKey({ db: this.db, clock: this.clock, secretsKey: this.secretsKey });
   }
 
   async linkAdmin(adminId: number, credentialId: number, tx: Tx = this.db) {

@@ -1,7 +1,7 @@
 import type { Tx } from '../../db/knex.ts';
 import { bool, insertId, json } from '../../db/dialect.ts';
 import { execute, firstRow } from '../../db/statements.ts';
-import type { AccountInfo } from '../auth.ts';
+import type { AccountInfo } from '../accounts/types.ts';
 
 export type CredentialStatus = 'active' | 'suspended' | 'expired' | 'revoked';
 export type AuthMode = 'autonomous' | 'both' | 'human_required';

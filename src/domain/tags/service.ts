@@ -7,7 +7,7 @@ import { isUniqueViolation } from '../../db/dialect.ts';
 import { paginate, type PageResult } from '../../db/paginate.ts';
 import { AppError } from '../../errors.ts';
 import { detailMessage } from '../../i18n/messages.ts';
-import { filtersHash, type CursorCodec } from '../shared/cursor.ts';
+import { filtersHash, type CursorCodec } from '../../db/cursor.ts';
 import { newRevision } from '../shared/ids.ts';
 import { assertRevision } from '../shared/revision.ts';
 import { usersRepo } from '../users/repo.ts';

@@ -17,7 +17,7 @@ import {
   type IdempotencyService,
 } from '../../domain/idempotency/service.ts';
 import type { RateLimits, LimitState, LimitKind } from '../../domain/ratelimit.ts';
-import type { Handlers, HandlerContext } from '../../v3/types.ts';
+import type { Handlers, HandlerContext } from './handlers/types.ts';
 import { ClientClosedRequest, parseJson, readBody } from '../body.ts';
 import { authenticate, type HumanVerifier } from './authenticate.ts';
 import type { Operation } from './catalog.ts';

@@ -1,9 +1,9 @@
 // Tag handlers and the tag presenter (also used by the user-tag routes in users.ts).
-import type { components } from '../../generated/types.ts';
-import type { Tag } from '../domain/tags/repo.ts';
-import type { TagsService } from '../domain/tags/service.ts';
-import { fromId } from '../domain/shared/ids.ts';
-import { etag } from '../domain/shared/revision.ts';
+import type { components } from '../../../../generated/types.ts';
+import type { Tag } from '../../../domain/tags/repo.ts';
+import type { TagsService } from '../../../domain/tags/service.ts';
+import { fromId } from '../../../domain/shared/ids.ts';
+import { etag } from '../../../domain/shared/revision.ts';
 import type { Handlers } from './types.ts';
 
 type TagOut = components['schemas']['Tag'];

@@ -1,10 +1,10 @@
 // Handlers are typed by operationId from the generated types: a handler that returns a field the
 // spec lacks, or a status the operation does not declare, fails `tsc`.
-import type { operations } from '../../generated/types.ts';
-import type { OperationId } from '../../generated/operations.ts';
-import type { Tx } from '../db/knex.ts';
-import type { AuthContext } from '../domain/auth.ts';
-import type { Locale } from '../i18n/messages.ts';
+import type { operations } from '../../../../generated/types.ts';
+import type { OperationId } from '../../../../generated/operations.ts';
+import type { Tx } from '../../../db/knex.ts';
+import type { AuthContext } from '../../../domain/auth.ts';
+import type { Locale } from '../../../i18n/messages.ts';
 
 type Op<K extends OperationId> = operations[K];
 type Never<T> = [T] extends [never] ? Record<string, never> : NonNullable<T>;

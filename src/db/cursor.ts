@@ -2,9 +2,9 @@
 // hash of the filters, the boundary row's sort key, the direction and the issue time. Altered, for
 // another list, account, sort or filters, or older than 24 h: invalid_cursor.
 import crypto from 'node:crypto';
-import { AppError } from '../../errors.ts';
-import type { Clock } from '../../clock.ts';
-import { DAY } from '../../clock.ts';
+import { AppError } from '../errors.ts';
+import type { Clock } from '../clock.ts';
+import { DAY } from '../clock.ts';
 
 export interface CursorPayload {
   /** The list and account it pages through, e.g. `users:42`: never valid on another. */

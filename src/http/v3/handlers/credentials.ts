@@ -1,12 +1,12 @@
-import type { components } from '../../generated/types.ts';
-import type { AuthContext } from '../domain/auth.ts';
-import type { Credential } from '../domain/credentials/repo.ts';
-import type { CredentialsService } from '../domain/credentials/service.ts';
-import { fromId, toId } from '../domain/shared/ids.ts';
-import { etag } from '../domain/shared/revision.ts';
-import type { CursorCodec } from '../domain/shared/cursor.ts';
-import { filtersHash } from '../domain/shared/cursor.ts';
-import { paginate } from '../db/paginate.ts';
+import type { components } from '../../../../generated/types.ts';
+import type { AuthContext } from '../../../domain/auth.ts';
+import type { Credential } from '../../../domain/credentials/repo.ts';
+import type { CredentialsService } from '../../../domain/credentials/service.ts';
+import { fromId, toId } from '../../../domain/shared/ids.ts';
+import { etag } from '../../../domain/shared/revision.ts';
+import type { CursorCodec } from '../../../db/cursor.ts';
+import { filtersHash } from '../../../db/cursor.ts';
+import { paginate } from '../../../db/paginate.ts';
 import type { Handlers } from './types.ts';
 
 type CredentialOut = components['schemas']['Credential'];

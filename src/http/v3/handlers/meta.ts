@@ -1,8 +1,8 @@
 // Release, capabilities, the contract as served, and the audit trail.
-import { AppError } from '../errors.ts';
-import type { AuditService } from '../domain/audit/repo.ts';
-import { toId } from '../domain/shared/ids.ts';
-import type { Operation } from '../http/v3/catalog.ts';
+import { AppError } from '../../../errors.ts';
+import type { AuditService } from '../../../domain/audit/repo.ts';
+import { toId } from '../../../domain/shared/ids.ts';
+import type { Operation } from '../catalog.ts';
 import type { Handlers } from './types.ts';
 
 export function metaHandlers(deps: {

@@ -1,11 +1,11 @@
 // User handlers (students and their tags), tag handlers included. The services come from the
 // composition root so the legacy v1/v2 routes share the same use cases.
-import type { components } from '../../generated/types.ts';
-import type { User } from '../domain/users/repo.ts';
-import type { UsersService } from '../domain/users/service.ts';
-import type { TagsService } from '../domain/tags/service.ts';
-import { fromId } from '../domain/shared/ids.ts';
-import { etag } from '../domain/shared/revision.ts';
+import type { components } from '../../../../generated/types.ts';
+import type { User } from '../../../domain/users/repo.ts';
+import type { UsersService } from '../../../domain/users/service.ts';
+import type { TagsService } from '../../../domain/tags/service.ts';
+import { fromId } from '../../../domain/shared/ids.ts';
+import { etag } from '../../../domain/shared/revision.ts';
 import type { Handlers } from './types.ts';
 import { presentTag, tagHandlers, type TagOps } from './tags.ts';
 
