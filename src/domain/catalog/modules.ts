@@ -1,0 +1,288 @@
+// Groups and modules of a product. Hierarchy: groups only at the top level; a module at the top
+// level or inside a group of the same product outside the trash (422 hierarchy_violation).
+// Positions count from 1 within one parent; new, moved and restored modules go to the end.
+// Deleting moves to the trash (a group takes its modules with it and brings them back when
+// restored). Copies in replica accounts accept only status (403 replica_readonly).
+import { inTransaction } from '../../db/tx.ts';
+import type { Db, Tx } from '../../db/knex.ts';
+import type { Clock } from '../../clock.ts';
+import { paginate, type PageResult } from '../../db/paginate.ts';
+import { filtersHash, type CursorCodec } from '../../db/cursor.ts';
+import { AppError } from '../../errors.ts';
+import { fromId, newRevision } from '../shared/ids.ts';
+import { assertRevision } from '../shared/revision.ts';
+import { productsRepo } from './repo.ts';
+import { modulesRepo } from './modules-repo.ts';
+import type { ReplicaSync } from './replicas.ts';
+import { hierarchyViolation, orderSetMismatch, replicaReadonly, stateConflict } from './errors.ts';
+import type { Module, ModuleKind, Product, PublicationStatus } from './types.ts';
+
+export interface ModuleInput {
+  name?: string;
+  kind?: ModuleKind;
+  parent_id?: string | null;
+  status?: PublicationStatus;
+  settings?: Record<string, unknown> | null;
+  image?: string | null;
+  deleted?: boolean;
+}
+
+export interface ModuleListQuery {
+  sort?: 'position' | '-position';
+  parent_id?: string;
+  status?: PublicationStatus;
+  kind?: ModuleKind;
+  deleted?: boolean;
+  limit?: number;
+  cursor?: string;
+}
+
+const settingsText = (s: Record<string, unknown> | null | undefined) =>
+  s === null || s === undefined ? null : JSON.stringify(s);
+
+export class ModulesService {
+  constructor(
+    private readonly db: Db,
+    private readonly clock: Clock,
+    private readonly cursors: CursorCodec,
+    private readonly replicas: ReplicaSync,
+  ) {}
+
+  private now = () => this.clock.now().toISOString();
+
+  private async product(tx: Tx, accountId: number, productId: number | null): Promise<Product> {
+    const p = productId === null ? null : await productsRepo.get(tx, accountId, productId);
+    if (!p) throw new AppError('not_found');
+    return p;
+  }
+
+  private async find(tx: Tx, accountId: number, productId: number | null, id: number | null) {
+    const p = await this.product(tx, accountId, productId);
+    const m = id === null ? null : await modulesRepo.get(tx, accountId, p.id, id);
+    if (!m) throw new AppError('not_found');
+    return m;
+  }
+
+  /** The parent a module of `kind` may have: null (top level) or an active group of `p`. */
+  private async parentFor(tx: Tx, p: Product, kind: ModuleKind, raw: string | null) {
+    if (raw === null) return null;
+    if (kind === 'group') throw hierarchyViolation('group_not_top_level');
+    const id = fromId(raw);
+    const parent = id === null ? null : await modulesRepo.get(tx, p.accountId, p.id, id);
+    if (!parent) throw hierarchyViolation('parent_not_found');
+    if (parent.kind !== 'group') throw hierarchyViolation('parent_not_group');
+    if (parent.deleted) throw hierarchyViolation('parent_in_trash');
+    return parent.id;
+  }
+
+  async list(
+    accountId: number,
+    productId: number | null,
+    q: ModuleListQuery,
+    tx: Tx = this.db,
+  ): Promise<PageResult<Module>> {
+    const p = await this.product(tx, accountId, productId);
+    const sortName = q.sort ?? 'position';
+    const desc = sortName === '-position';
+    const filters = {
+      // Not an id a record can have -> a filter that matches nothing (0), not an error.
+      parentId:
+        q.parent_id === undefined
+          ? undefined
+          : q.parent_id === 'null'
+            ? null
+            : (fromId(q.parent_id) ?? 0),
+      status: q.status,
+      kind: q.kind,
+      deleted: q.deleted ?? false,
+    };
+    const page = await paginate<Record<string, unknown>>(
+      modulesRepo.listQuery(tx, p.id, filters),
+      this.cursors,
+      {
+        scope: `modules:${accountId}:${p.id}`,
+        sortName,
+        sort: [
+          { column: 'modules.position', desc },
+          { column: 'modules.id', desc },
+        ],
+        filters: filtersHash(filters),
+        limit: q.limit ?? 50,
+        cursor: q.cursor,
+      },
+    );
+    return { rows: page.rows.map(modulesRepo.map), page: page.page };
+  }
+
+  async get(accountId: number, productId: number | null, id: number | null, tx: Tx = this.db) {
+    return this.find(tx, accountId, productId, id);
+  }
+
+  async create(
+    accountId: number,
+    productId: number | null,
+    input: ModuleInput & { name: string; kind: ModuleKind },
+    opts: { tx?: Tx } = {},
+  ): Promise<Module> {
+    return inTransaction(this.db, opts.tx, async (tx) => {
+      const p = await this.product(tx, accountId, productId);
+      if (p.sourceId !== null) throw replicaReadonly();
+      await productsRepo.lock(tx, p.id);
+      const parentId = await this.parentFor(tx, p, input.kind, input.parent_id ?? null);
+      const now = this.now();
+      const id = await modulesRepo.insert(tx, {
+        account_id: accountId,
+        product_id: p.id,
+        parent_id: parentId,
+        kind: input.kind,
+        status: input.status ?? 'draft',
+        name: input.name.trim(),
+        position: await modulesRepo.nextPosition(tx, p.id, parentId),
+        deleted: false,
+        settings: settingsText(input.settings),
+        image: input.image ?? null,
+        revision: newRevision(),
+        created_at: now,
+        updated_at: now,
+      });
+      const m = (await modulesRepo.get(tx, accountId, p.id, id))!;
+      await this.replicas.module(tx, m, true);
+      return m;
+    });
+  }
+
+  async update(
+    accountId: number,
+    productId: number | null,
+    id: number | null,
+    input: ModuleInput,
+    ifMatch: string | undefined,
+    opts: { tx?: Tx } = {},
+  ): Promise<Module> {
+    return inTransaction(this.db, opts.tx, async (tx) => {
+      const m = await this.find(tx, accountId, productId, id);
+      const readonly = Object.keys(input).filter((k) => k !== 'status');
+      if (m.sourceId !== null && readonly.length) throw replicaReadonly(readonly);
+      assertRevision(ifMatch, m.revision);
+      const restoring = m.deleted && input.deleted === false;
+      const others = Object.keys(input).filter((k) => k !== 'deleted');
+      if (m.deleted && !restoring && others.length) throw stateConflict('in_trash');
+      const p = await this.product(tx, accountId, m.productId);
+      const changes: Record<string, unknown> = {};
+      if (input.name !== undefined) changes.name = input.name.trim();
+      if (input.status !== undefined) changes.status = input.status;
+      if (input.settings !== undefined) changes.settings = settingsText(input.settings);
+      if (input.image !== undefined) changes.image = input.image;
+      let parentId = m.parentId;
+      if (input.parent_id !== undefined || restoring) {
+        await productsRepo.lock(tx, p.id);
+        const raw = input.parent_id !== undefined ? input.parent_id : toRaw(m.parentId);
+        parentId = await this.parentFor(tx, p, m.kind, raw);
+        if (parentId !== m.parentId || restoring) {
+          changes.parent_id = parentId;
+          changes.position = await modulesRepo.nextPosition(tx, p.id, parentId);
+        }
+      }
+      if (restoring) Object.assign(changes, { deleted: false, trashed_with: null });
+      const guard = ifMatch === undefined ? undefined : m.revision;
+      const hit = await modulesRepo.update(tx, m.id, this.stamp(changes), guard);
+      if (hit === 0) throw new AppError(ifMatch === undefined ? 'not_found' : 'revision_mismatch');
+      let updated = (await modulesRepo.get(tx, accountId, p.id, m.id))!;
+      if (restoring && m.kind === 'group') {
+        for (const child of await modulesRepo.children(tx, m.id, 'trashed_with_it'))
+          await this.write(tx, child, { deleted: false, trashed_with: null });
+      }
+      if (input.deleted === true && !m.deleted) {
+        await this.trash(tx, updated);
+        updated = (await modulesRepo.get(tx, accountId, p.id, m.id))!;
+      }
+      await this.replicas.module(tx, updated, input.status !== undefined);
+      return updated;
+    });
+  }
+
+  /** Moves the module to the trash; one already there stays there. */
+  async remove(
+    accountId: number,
+    productId: number | null,
+    id: number | null,
+    ifMatch: string | undefined,
+    opts: { tx?: Tx } = {},
+  ): Promise<void> {
+    await inTransaction(this.db, opts.tx, async (tx) => {
+      const m = await this.find(tx, accountId, productId, id);
+      if (m.sourceId !== null) throw replicaReadonly();
+      assertRevision(ifMatch, m.revision);
+      if (m.deleted) return;
+      await this.trash(tx, m, ifMatch === undefined ? undefined : m.revision);
+    });
+  }
+
+  /** A group takes its active modules with it (they remember it, to come back with it). */
+  private async trash(tx: Tx, m: Module, guard?: string): Promise<void> {
+    const hit = await modulesRepo.update(
+      tx,
+      m.id,
+      this.stamp({ deleted: true, trashed_with: null }),
+      guard,
+    );
+    if (hit === 0) throw new AppError(guard === undefined ? 'not_found' : 'revision_mismatch');
+    if (m.kind === 'group') {
+      for (const child of await modulesRepo.children(tx, m.id, 'active'))
+        await this.write(tx, child, { deleted: true, trashed_with: m.id });
+    }
+    await this.replicas.module(
+      tx,
+      (await modulesRepo.get(tx, m.accountId, m.productId, m.id))!,
+      false,
+    );
+  }
+
+  /** One parent's active modules, in the order given (exactly those, each once). */
+  async reorder(
+    accountId: number,
+    productId: number | null,
+    input: { parent_id?: string | null; module_ids: string[] },
+    opts: { tx?: Tx } = {},
+  ): Promise<Module[]> {
+    return inTransaction(this.db, opts.tx, async (tx) => {
+      const p = await this.product(tx, accountId, productId);
+      if (p.sourceId !== null) throw replicaReadonly();
+      await productsRepo.lock(tx, p.id);
+      const parentId = await this.parentFor(tx, p, 'module', input.parent_id ?? null);
+      const siblings = await modulesRepo.siblings(tx, p.id, parentId);
+      const byId = new Map(siblings.map((s) => [String(s.id), s]));
+      const given = input.module_ids;
+      if (
+        given.length !== siblings.length ||
+        new Set(given).size !== given.length ||
+        !given.every((g) => byId.has(g))
+      )
+        throw orderSetMismatch(
+          siblings.map((s) => s.id),
+          given,
+        );
+      for (const [i, key] of given.entries()) {
+        const s = byId.get(key)!;
+        if (s.position !== i + 1) await this.write(tx, s, { position: i + 1 });
+      }
+      return modulesRepo.siblings(tx, p.id, parentId);
+    });
+  }
+
+  /** Writes one module (new revision) and brings its copies up to date. */
+  private async write(tx: Tx, m: Module, changes: Record<string, unknown>): Promise<void> {
+    await modulesRepo.update(tx, m.id, this.stamp(changes));
+    await this.replicas.module(
+      tx,
+      (await modulesRepo.get(tx, m.accountId, m.productId, m.id))!,
+      false,
+    );
+  }
+
+  private stamp(changes: Record<string, unknown>) {
+    return { ...changes, revision: newRevision(), updated_at: this.now() };
+  }
+}
+
+const toRaw = (id: number | null) => (id === null ? null : String(id));

@@ -1,0 +1,91 @@
+// Products (table `products`) and the accounts that replicate an account. Every function takes the
+// caller's `tx`: inside an idempotent write that is the request's transaction.
+import type { Tx } from '../../db/knex.ts';
+import { insertId } from '../../db/dialect.ts';
+import type { Product, PublicationStatus } from './types.ts';
+
+const map = (r: any): Product => ({
+  id: Number(r.id),
+  accountId: Number(r.account_id),
+  sourceId: r.source_id === null || r.source_id === undefined ? null : Number(r.source_id),
+  name: r.name,
+  description: r.description ?? null,
+  status: r.status,
+  // PostgreSQL returns count(*) as a bigint string.
+  modulesCount: Number(r.modules_count ?? 0),
+  revision: r.revision,
+  createdAt: r.created_at,
+  updatedAt: r.updated_at,
+});
+
+/** modules_count is derived, never stored, so it cannot drift from the modules table. */
+const withCount = (tx: Tx) =>
+  tx.raw(
+    '(select count(*) from modules where modules.product_id = products.id and modules.deleted = ?) as modules_count',
+    [false],
+  );
+
+export const productsRepo = {
+  map,
+
+  async get(tx: Tx, accountId: number, id: number): Promise<Product | null> {
+    const r = await tx('products')
+      .where({ account_id: accountId, id })
+      .first('products.*', withCount(tx));
+    return r ? map(r) : null;
+  },
+
+  /** The copy of `sourceId` in a replica account, if it exists yet. */
+  async findCopy(tx: Tx, accountId: number, sourceId: number): Promise<Product | null> {
+    const r = await tx('products')
+      .where({ account_id: accountId, source_id: sourceId })
+      .first('products.*', withCount(tx));
+    return r ? map(r) : null;
+  },
+
+  /** Unordered: paginate adds the keyset condition and ORDER BY (created_at, id). */
+  listQuery(tx: Tx, accountId: number, status: PublicationStatus | undefined) {
+    const q = tx('products').where('products.account_id', accountId);
+    if (status !== undefined) q.where('products.status', status);
+    return q.select('products.*', withCount(tx));
+  },
+
+  async insert(tx: Tx, row: Record<string, unknown>): Promise<number> {
+    return insertId(tx, 'products', row);
+  },
+
+  /** With `revision`, only that revision is overwritten (If-Match made atomic); returns rows hit. */
+  async update(tx: Tx, id: number, changes: Record<string, unknown>, revision?: string) {
+    const q = tx('products').where('id', id);
+    if (revision !== undefined) q.where('revision', revision);
+    return q.update(changes);
+  },
+
+  /** Modules, schedules and copies in replica accounts go with it (ON DELETE CASCADE). */
+  async remove(tx: Tx, id: number, revision?: string): Promise<number> {
+    const q = tx('products').where('id', id);
+    if (revision !== undefined) q.where('revision', revision);
+    return q.delete();
+  },
+
+  async removeAccount(tx: Tx, accountId: number): Promise<number> {
+    return tx('products').where('account_id', accountId).delete();
+  },
+
+  /**
+   * Holds the product's row until the transaction ends, so writes that number positions run one
+   * at a time. PostgreSQL: FOR NO KEY UPDATE (new modules' foreign-key checks do not wait);
+   * SQLite drops the clause and needs none.
+   */
+  async lock(tx: Tx, id: number): Promise<void> {
+    await tx('products').where('id', id).forNoKeyUpdate().first('id');
+  },
+};
+
+export const replicaAccountsRepo = {
+  /** Accounts that replicate this one (`accounts.replica_of`). */
+  async replicasOf(tx: Tx, accountId: number): Promise<number[]> {
+    const rows = await tx('accounts').where('replica_of', accountId).orderBy('id').select('id');
+    return rows.map((r: any) => Number(r.id));
+  },
+};

@@ -1,0 +1,82 @@
+// Access schedules (table `access_schedules`), read together with their tag (its name is the
+// schedule's name) and whether their product is a copy.
+import type { Tx } from '../../db/knex.ts';
+import { bool, insertId } from '../../db/dialect.ts';
+import type { AccessSchedule } from './types.ts';
+
+const map = (r: any): AccessSchedule => ({
+  id: Number(r.id),
+  accountId: Number(r.account_id),
+  productId: Number(r.product_id),
+  tagId: Number(r.tag_id),
+  name: r.tag_name,
+  isDefault: bool(r.is_default),
+  deleted: bool(r.deleted),
+  ownRevision: r.revision,
+  tagRevision: r.tag_revision,
+  replica: r.product_source_id !== null && r.product_source_id !== undefined,
+  createdAt: r.created_at,
+  updatedAt: r.updated_at,
+});
+
+const base = (tx: Tx) =>
+  tx('access_schedules')
+    .join('tags', 'tags.id', 'access_schedules.tag_id')
+    .join('products', 'products.id', 'access_schedules.product_id')
+    .select(
+      'access_schedules.*',
+      'tags.name as tag_name',
+      'tags.revision as tag_revision',
+      'products.source_id as product_source_id',
+    );
+
+export interface Delivery {
+  id: number;
+}
+
+export const schedulesRepo = {
+  map,
+
+  async get(
+    tx: Tx,
+    accountId: number,
+    productId: number,
+    id: number,
+  ): Promise<AccessSchedule | null> {
+    const r = await base(tx)
+      .where('access_schedules.account_id', accountId)
+      .where('access_schedules.product_id', productId)
+      .where('access_schedules.id', id)
+      .first();
+    return r ? map(r) : null;
+  },
+
+  /** Unordered: paginate adds the keyset condition and ORDER BY (created_at, id). */
+  listQuery(tx: Tx, productId: number, deleted: boolean) {
+    return base(tx)
+      .where('access_schedules.product_id', productId)
+      .where('access_schedules.deleted', deleted);
+  },
+
+  async insert(tx: Tx, row: Record<string, unknown>): Promise<number> {
+    return insertId(tx, 'access_schedules', row);
+  },
+
+  async update(tx: Tx, id: number, changes: Record<string, unknown>, revision?: string) {
+    const q = tx('access_schedules').where('id', id);
+    if (revision !== undefined) q.where('revision', revision);
+    return q.update(changes);
+  },
+
+  // ---- the sales seam: deliveries arrive with the sales issue; until then there are none ----
+
+  /** Deliveries that grant this schedule, for `deliveries[]` (none exist yet). */
+  async deliveries(_tx: Tx, _scheduleId: number): Promise<Delivery[]> {
+    return [];
+  },
+
+  /** Active deliveries that grant this schedule: it cannot go to the trash while any exists. */
+  async activeDeliveries(_tx: Tx, _scheduleId: number): Promise<number> {
+    return 0;
+  },
+};

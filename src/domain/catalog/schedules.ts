@@ -1,0 +1,211 @@
+// Access schedules of a product. Each owns a tag of the same account: the schedule's name is its
+// tag's name, so names follow the tags' rules (trimmed, unique per account ignoring case: 409
+// already_exists) and renaming either renames both. A product is born with its default schedule.
+import { inTransaction } from '../../db/tx.ts';
+import type { Db, Tx } from '../../db/knex.ts';
+import type { Clock } from '../../clock.ts';
+import { paginate, type PageResult } from '../../db/paginate.ts';
+import { filtersHash, type CursorCodec } from '../../db/cursor.ts';
+import { AppError } from '../../errors.ts';
+import { newRevision } from '../shared/ids.ts';
+import { assertRevision, etag } from '../shared/revision.ts';
+import { tagsRepo } from '../tags/repo.ts';
+import type { TagsService } from '../tags/service.ts';
+import { productsRepo } from './repo.ts';
+import { schedulesRepo, type Delivery } from './schedules-repo.ts';
+import { replicaReadonly, stateConflict } from './errors.ts';
+import { revisionOf, type AccessSchedule, type Product } from './types.ts';
+
+export type ScheduleView = AccessSchedule & { deliveries: Delivery[] };
+
+export interface ScheduleListQuery {
+  sort?: 'created_at' | '-created_at';
+  deleted?: boolean;
+  limit?: number;
+  cursor?: string;
+}
+
+/** Tag names hold 100 characters (code points, as PostgreSQL's varchar counts them). */
+const TAG_NAME_MAX = 100;
+const cut = (s: string, n: number) => [...s].slice(0, n).join('').trim();
+
+export class SchedulesService {
+  constructor(
+    private readonly db: Db,
+    private readonly clock: Clock,
+    private readonly cursors: CursorCodec,
+    private readonly tags: TagsService,
+  ) {}
+
+  private async product(tx: Tx, accountId: number, productId: number | null): Promise<Product> {
+    const p = productId === null ? null : await productsRepo.get(tx, accountId, productId);
+    if (!p) throw new AppError('not_found');
+    return p;
+  }
+
+  private async view(tx: Tx, s: AccessSchedule): Promise<ScheduleView> {
+    return { ...s, deliveries: await schedulesRepo.deliveries(tx, s.id) };
+  }
+
+  private async find(tx: Tx, accountId: number, productId: number | null, id: number | null) {
+    const p = await this.product(tx, accountId, productId);
+    const s = id === null ? null : await schedulesRepo.get(tx, accountId, p.id, id);
+    if (!s) throw new AppError('not_found');
+    return s;
+  }
+
+  /**
+   * The default schedule of a new product (or of a copy in a replica account). Its tag is named
+   * after the product; when the account has a tag of that name, ` #<product id>` is appended
+   * (and `-2`, `-3`... in the unlikely case that is taken too).
+   */
+  async createDefault(tx: Tx, product: Product): Promise<void> {
+    let name = cut(product.name, TAG_NAME_MAX);
+    for (let i = 1; await tagsRepo.findByName(tx, product.accountId, name.toLowerCase()); i++) {
+      const suffix = i === 1 ? ` #${product.id}` : ` #${product.id}-${i}`;
+      name = cut(product.name, TAG_NAME_MAX - suffix.length) + suffix;
+    }
+    // Born with the product: same instant.
+    await this.insert(tx, product, name, true, product.createdAt);
+  }
+
+  private async insert(
+    tx: Tx,
+    product: Product,
+    name: string,
+    isDefault: boolean,
+    now = this.clock.now().toISOString(),
+  ) {
+    const tag = await this.tags.create(product.accountId, { name }, { tx });
+    return schedulesRepo.insert(tx, {
+      account_id: product.accountId,
+      product_id: product.id,
+      tag_id: tag.id,
+      is_default: isDefault,
+      deleted: false,
+      revision: newRevision(),
+      created_at: now,
+      updated_at: now,
+    });
+  }
+
+  async list(
+    accountId: number,
+    productId: number | null,
+    q: ScheduleListQuery,
+    tx: Tx = this.db,
+  ): Promise<PageResult<ScheduleView>> {
+    const p = await this.product(tx, accountId, productId);
+    const sortName = q.sort ?? 'created_at';
+    const desc = sortName === '-created_at';
+    const deleted = q.deleted ?? false;
+    const page = await paginate<Record<string, unknown>>(
+      schedulesRepo.listQuery(tx, p.id, deleted),
+      this.cursors,
+      {
+        scope: `access_schedules:${accountId}:${p.id}`,
+        sortName,
+        sort: [
+          { column: 'access_schedules.created_at', desc },
+          { column: 'access_schedules.id', desc },
+        ],
+        filters: filtersHash({ deleted }),
+        limit: q.limit ?? 50,
+        cursor: q.cursor,
+      },
+    );
+    const rows = await Promise.all(page.rows.map((r) => this.view(tx, schedulesRepo.map(r))));
+    return { rows, page: page.page };
+  }
+
+  async get(
+    accountId: number,
+    productId: number | null,
+    id: number | null,
+    tx: Tx = this.db,
+  ): Promise<ScheduleView> {
+    return this.view(tx, await this.find(tx, accountId, productId, id));
+  }
+
+  async create(
+    accountId: number,
+    productId: number | null,
+    input: { name: string },
+    opts: { tx?: Tx } = {},
+  ): Promise<ScheduleView> {
+    return inTransaction(this.db, opts.tx, async (tx) => {
+      const p = await this.product(tx, accountId, productId);
+      if (p.sourceId !== null) throw replicaReadonly();
+      const id = await this.insert(tx, p, input.name, false);
+      return this.view(tx, (await schedulesRepo.get(tx, accountId, p.id, id))!);
+    });
+  }
+
+  async update(
+    accountId: number,
+    productId: number | null,
+    id: number | null,
+    input: { name?: string; deleted?: boolean },
+    ifMatch: string | undefined,
+    opts: { tx?: Tx } = {},
+  ): Promise<ScheduleView> {
+    return inTransaction(this.db, opts.tx, async (tx) => {
+      const s = await this.find(tx, accountId, productId, id);
+      if (s.replica) throw replicaReadonly(Object.keys(input));
+      assertRevision(ifMatch, revisionOf(s));
+      const deleted = input.deleted ?? s.deleted;
+      if (deleted && input.name !== undefined) throw stateConflict('in_trash');
+      if (deleted && !s.deleted) await this.assertTrashable(tx, s);
+      const guarded = ifMatch !== undefined;
+      if (input.name !== undefined) {
+        // The tag's own revision guards it the same way If-Match guards the schedule.
+        const tagMatch = guarded ? etag(s.tagRevision) : undefined;
+        await this.tags.rename(accountId, s.tagId, { name: input.name }, tagMatch, { tx });
+      }
+      const changes = {
+        deleted,
+        revision: newRevision(),
+        updated_at: this.clock.now().toISOString(),
+      };
+      const hit = await schedulesRepo.update(
+        tx,
+        s.id,
+        changes,
+        guarded ? s.ownRevision : undefined,
+      );
+      if (hit === 0) throw new AppError(guarded ? 'revision_mismatch' : 'not_found');
+      return this.view(tx, (await schedulesRepo.get(tx, accountId, s.productId, s.id))!);
+    });
+  }
+
+  /** Moves the schedule to the trash; one already there stays there. */
+  async remove(
+    accountId: number,
+    productId: number | null,
+    id: number | null,
+    ifMatch: string | undefined,
+    opts: { tx?: Tx } = {},
+  ): Promise<void> {
+    await inTransaction(this.db, opts.tx, async (tx) => {
+      const s = await this.find(tx, accountId, productId, id);
+      if (s.replica) throw replicaReadonly();
+      assertRevision(ifMatch, revisionOf(s));
+      if (s.deleted) return;
+      await this.assertTrashable(tx, s);
+      const changes = {
+        deleted: true,
+        revision: newRevision(),
+        updated_at: this.clock.now().toISOString(),
+      };
+      const guard = ifMatch === undefined ? undefined : s.ownRevision;
+      if ((await schedulesRepo.update(tx, s.id, changes, guard)) === 0)
+        throw new AppError(ifMatch === undefined ? 'not_found' : 'revision_mismatch');
+    });
+  }
+
+  private async assertTrashable(tx: Tx, s: AccessSchedule): Promise<void> {
+    if (s.isDefault) throw stateConflict('default_schedule');
+    if ((await schedulesRepo.activeDeliveries(tx, s.id)) > 0)
+      throw stateConflict('schedule_in_use');
+  }
+}

@@ -1,0 +1,185 @@
+// The catalog: products, their modules and their access schedules, and their copies in replica
+// accounts. Takes an account id (like UsersService) so other entry points (operations, batches,
+// sandbox resets) can share the use cases. Modules and schedules live in their own services,
+// reached as `catalog.modules` and `catalog.schedules`.
+import { inTransaction } from '../../db/tx.ts';
+import type { Db, Tx } from '../../db/knex.ts';
+import type { Clock } from '../../clock.ts';
+import { paginate, type PageResult } from '../../db/paginate.ts';
+import { filtersHash, type CursorCodec } from '../../db/cursor.ts';
+import { AppError } from '../../errors.ts';
+import { newRevision } from '../shared/ids.ts';
+import { assertRevision } from '../shared/revision.ts';
+import { TagsService } from '../tags/service.ts';
+import { productsRepo } from './repo.ts';
+import { modulesRepo } from './modules-repo.ts';
+import { replicaReadonly } from './errors.ts';
+import { ModulesService } from './modules.ts';
+import { ReplicaSync } from './replicas.ts';
+import { SchedulesService } from './schedules.ts';
+import type { Product, PublicationStatus } from './types.ts';
+
+export interface ProductInput {
+  name?: string;
+  description?: string | null;
+  status?: PublicationStatus;
+}
+
+export interface ProductListQuery {
+  sort?: 'created_at' | '-created_at';
+  status?: PublicationStatus;
+  limit?: number;
+  cursor?: string;
+}
+
+/** Trimmed; a blank description means "no description". */
+const text = (v: string | null | undefined): string | null => v?.trim() || null;
+
+export class CatalogService {
+  readonly schedules: SchedulesService;
+  readonly modules: ModulesService;
+  private readonly replicas: ReplicaSync;
+
+  constructor(
+    private readonly db: Db,
+    private readonly clock: Clock,
+    private readonly cursors: CursorCodec,
+  ) {
+    this.schedules = new SchedulesService(db, clock, cursors, new TagsService(db, clock, cursors));
+    this.replicas = new ReplicaSync(clock, this.schedules);
+    this.modules = new ModulesService(db, clock, cursors, this.replicas);
+  }
+
+  async get(accountId: number, id: number | null, tx: Tx = this.db): Promise<Product> {
+    const p = id === null ? null : await productsRepo.get(tx, accountId, id);
+    if (!p) throw new AppError('not_found');
+    return p;
+  }
+
+  async list(
+    accountId: number,
+    q: ProductListQuery,
+    tx: Tx = this.db,
+  ): Promise<PageResult<Product>> {
+    const sortName = q.sort ?? '-created_at';
+    const desc = sortName === '-created_at';
+    const page = await paginate<Record<string, unknown>>(
+      productsRepo.listQuery(tx, accountId, q.status),
+      this.cursors,
+      {
+        scope: `products:${accountId}`,
+        sortName,
+        sort: [
+          { column: 'products.created_at', desc },
+          { column: 'products.id', desc },
+        ],
+        filters: filtersHash({ status: q.status }),
+        limit: q.limit ?? 50,
+        cursor: q.cursor,
+      },
+    );
+    return { rows: page.rows.map(productsRepo.map), page: page.page };
+  }
+
+  /** The product, its default access schedule (and tag), and its copies in replica accounts. */
+  async create(
+    accountId: number,
+    input: ProductInput & { name: string },
+    opts: { tx?: Tx } = {},
+  ): Promise<Product> {
+    const now = this.clock.now().toISOString();
+    return inTransaction(this.db, opts.tx, async (tx) => {
+      const id = await productsRepo.insert(tx, {
+        account_id: accountId,
+        source_id: null,
+        name: input.name.trim(),
+        description: text(input.description),
+        status: input.status ?? 'draft',
+        revision: newRevision(),
+        created_at: now,
+        updated_at: now,
+      });
+      const p = (await productsRepo.get(tx, accountId, id))!;
+      await this.schedules.createDefault(tx, p);
+      await this.replicas.product(tx, p, true);
+      return p;
+    });
+  }
+
+  /** Only present fields change. A copy accepts only `status` (403 replica_readonly). */
+  async update(
+    accountId: number,
+    id: number | null,
+    input: ProductInput,
+    ifMatch: string | undefined,
+    opts: { tx?: Tx } = {},
+  ): Promise<Product> {
+    return inTransaction(this.db, opts.tx, async (tx) => {
+      const p = await this.get(accountId, id, tx);
+      const readonly = Object.keys(input).filter((k) => k !== 'status');
+      if (p.sourceId !== null && readonly.length) throw replicaReadonly(readonly);
+      assertRevision(ifMatch, p.revision);
+      const changes: Record<string, unknown> = {
+        revision: newRevision(),
+        updated_at: this.clock.now().toISOString(),
+      };
+      if (input.name !== undefined) changes.name = input.name.trim();
+      if (input.description !== undefined) changes.description = text(input.description);
+      if (input.status !== undefined) changes.status = input.status;
+      const guard = ifMatch === undefined ? undefined : p.revision;
+      if ((await productsRepo.update(tx, p.id, changes, guard)) === 0)
+        throw new AppError(ifMatch === undefined ? 'not_found' : 'revision_mismatch');
+      const updated = (await productsRepo.get(tx, accountId, p.id))!;
+      await this.replicas.product(tx, updated, input.status !== undefined);
+      return updated;
+    });
+  }
+
+  /** Removes the product, its modules, schedules and copies; the schedules' tags stay. */
+  async remove(
+    accountId: number,
+    id: number | null,
+    ifMatch: string | undefined,
+    opts: { tx?: Tx } = {},
+  ): Promise<void> {
+    await inTransaction(this.db, opts.tx, async (tx) => {
+      const p = await this.get(accountId, id, tx);
+      if (p.sourceId !== null) throw replicaReadonly();
+      assertRevision(ifMatch, p.revision);
+      const guard = ifMatch === undefined ? undefined : p.revision;
+      if ((await productsRepo.remove(tx, p.id, guard)) === 0)
+        throw new AppError(ifMatch === undefined ? 'not_found' : 'revision_mismatch');
+    });
+  }
+
+  /**
+   * Sets the product and every module of it outside the trash to `published`, and their copies in
+   * replica accounts too, in the caller's transaction. A copy cannot be published from its
+   * replica account (403 replica_readonly). Returns the product.
+   */
+  async publishProduct(tx: Tx, accountId: number, productId: number | null): Promise<Product> {
+    const p = await this.get(accountId, productId, tx);
+    if (p.sourceId !== null) throw replicaReadonly();
+    const stamp = () => ({
+      status: 'published',
+      revision: newRevision(),
+      updated_at: this.clock.now().toISOString(),
+    });
+    if (p.status !== 'published') await productsRepo.update(tx, p.id, stamp());
+    const published = (await productsRepo.get(tx, accountId, p.id))!;
+    await this.replicas.product(tx, published, true);
+    for (const m of await modulesRepo.activeOfProduct(tx, p.id)) {
+      if (m.status !== 'published') await modulesRepo.update(tx, m.id, stamp());
+      await this.replicas.module(tx, (await modulesRepo.get(tx, accountId, p.id, m.id))!, true);
+    }
+    return published;
+  }
+
+  /**
+   * Deletes every catalog row of the account (products, modules, schedules) and, with them, their
+   * copies in replica accounts. Tags, including schedules' tags, are not catalog rows: they stay.
+   */
+  async resetAccount(tx: Tx, accountId: number): Promise<void> {
+    await productsRepo.removeAccount(tx, accountId);
+  }
+}
