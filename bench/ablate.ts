@@ -70,17 +70,18 @@ fs.rmSync(tmp, { force: true });
 const med = (xs: number[]) => [...xs].sort((a, b) => a - b)[Math.floor(xs.length / 2)]!;
 const pad = (s: string, n: number) => s.padStart(n);
 console.log(
-  `\n${rounds} rounds x ${seconds} s, 50 connections. CPU µs/req = server CPU time / requests.`,
+  `\n${rounds} rounds x ${seconds} s, the bench's connections (GET 50, POST 10 unless ` +
+    `BENCH_CONNECTIONS / BENCH_POST_CONNECTIONS say otherwise). CPU µs/req = server CPU time / requests.`,
 );
 console.log(
-  'config                                   phase  CPU µs/req best  median   req/s best  median  p99 ms med  other CPU med',
+  'config                                   phase       CPU µs/req best  median   req/s best  median  p99 ms med  other CPU med',
 );
 for (const [k, xs] of samples) {
   const [name, phase] = k.split('|') as [string, string];
   const us = xs.map((x) => x.us);
   const rps = xs.map((x) => x.rps);
   console.log(
-    `${name.padEnd(40)} ${phase.padEnd(9)} ${pad(Math.min(...us).toFixed(0), 12)} ${pad(med(us).toFixed(0), 7)}` +
+    `${name.padEnd(40)} ${phase.padEnd(14)} ${pad(Math.min(...us).toFixed(0), 12)} ${pad(med(us).toFixed(0), 7)}` +
       ` ${pad(Math.max(...rps).toFixed(0), 12)} ${pad(med(rps).toFixed(0), 7)}` +
       ` ${pad(med(xs.map((x) => x.p99)).toFixed(0), 11)} ${pad(med(xs.map((x) => x.other)).toFixed(0) + '%', 14)}`,
   );

@@ -1,8 +1,12 @@
-// The bench's yardstick (npm run bench): a bare Koa + @koa/router + better-sqlite3 (WAL) server
-// that reads one row by primary key and returns it as JSON. No authentication, limits, audit or
-// validation: what the platform's pipeline costs is measured against this. Run as a child process
-// by scripts/bench.ts; prints `BENCH_READY {"port","userId"}` on stdout, then takes the commands
-// of bench/child-control.ts on stdin and stops when stdin closes or on SIGTERM/SIGINT.
+// The bench's yardstick (npm run bench): a bare Koa + @koa/router + better-sqlite3 (WAL) server.
+//   GET  /users/:id  reads one row by primary key and returns it as JSON
+//   POST /users      reads and parses the JSON body ({"name","email"}), inserts one row (one
+//                    INSERT ... RETURNING per request, autocommit) and answers 201 with it
+// No authentication, limits, idempotency, audit or validation beyond "name and email are strings":
+// what the platform's pipeline costs is measured against this. Run as a child process by
+// scripts/bench.ts; prints `BENCH_READY {"port","userId"}` on stdout, then takes the commands of
+// bench/child-control.ts on stdin and stops when stdin closes or on SIGTERM/SIGINT.
+import crypto from 'node:crypto';
 import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
@@ -50,6 +54,23 @@ const { lastInsertRowid } = db
 const userId = Number(lastInsertRowid);
 
 const byId = db.prepare('SELECT * FROM users WHERE id = ?');
+const insert = db.prepare(
+  `INSERT INTO users (account_id, name, email, email_lower, auto_login_token, utm, revision,
+     created_at, updated_at)
+   VALUES (1, ?, ?, ?, ?, '{}', ?, ?, ?)
+   RETURNING *`,
+);
+
+async function readJson(req: http.IncomingMessage): Promise<unknown> {
+  const chunks: Buffer[] = [];
+  for await (const chunk of req) chunks.push(chunk as Buffer);
+  try {
+    return JSON.parse(Buffer.concat(chunks).toString('utf8'));
+  } catch {
+    return undefined;
+  }
+}
+
 const router = new Router();
 router.get('/users/:id', (ctx) => {
   const row = byId.get(Number(ctx.params.id));
@@ -59,6 +80,19 @@ router.get('/users/:id', (ctx) => {
     return;
   }
   ctx.body = row;
+});
+router.post('/users', async (ctx) => {
+  const body = (await readJson(ctx.req)) as { name?: unknown; email?: unknown } | undefined;
+  if (typeof body?.name !== 'string' || typeof body.email !== 'string') {
+    ctx.status = 400;
+    ctx.body = { error: { code: 'invalid_request' } };
+    return;
+  }
+  const at = new Date().toISOString();
+  const token = crypto.randomBytes(32).toString('base64url');
+  const revision = crypto.randomBytes(16).toString('base64url');
+  ctx.status = 201;
+  ctx.body = insert.get(body.name, body.email, body.email.toLowerCase(), token, revision, at, at);
 });
 
 const koa = new Koa();

@@ -1,31 +1,49 @@
 // npm run bench: throughput and p99 latency of the real server against a bare reference server,
-// plus a routing check. One round measures, sequentially, each against a fresh child process:
+// the time a batch operation takes from POST to succeeded, the job engine's enqueue-to-start
+// latency, and a routing check. One round measures, sequentially, each against a fresh child process:
 //   1. reference  GET /users/:id       Koa + @koa/router + better-sqlite3 (scripts/bench-reference.ts)
 //   2. app        GET /api/v3/users/{id}  the full v3 pipeline (scripts/bench-server.ts)
-//   3. app        POST /api/v3/users      full pipeline, a unique Idempotency-Key and email each
+//      (1 and 2 at BENCH_CONNECTIONS)
+//   3. reference  POST /users          the same bare server: parse the body, one INSERT, 201
+//   4. app        POST /api/v3/users   full pipeline
+//      (3 and 4 at BENCH_POST_CONNECTIONS, the same requests: a unique Idempotency-Key and email each)
+//   5. batch      POST /api/v3/operations/batches, a users.upsert of 1,000 items, polled every 5 ms
+//                 until succeeded, on an app child running its background workers; on SQLite, and
+//                 on PostgreSQL too when one is configured (BENCH_DATABASE_URL)
+//   6. jobs       bench/job-latency.ts: the job engine's enqueue-to-start latency, SQLite (and
+//                 PostgreSQL)
 // A run is BENCH_ROUNDS rounds; it prints each round, the median round of each phase, the
 // app/reference ratios (the median of each round's ratio: a shared virtual machine's speed drifts
 // by tens of percent within minutes, and phases measured side by side drift together) and
-// PASS/MISS per target. Each phase is one autocannon run: a warm-up, then the measured window
+// PASS/MISS per target. Each load phase is one autocannon run: a warm-up, then the measured window
 // (see measure()). Non-2xx responses and socket
 // errors are counted and reported loudly; so is CPU used by other processes during a window. It is
-// a measurement, not a test: it exits 0 whatever the figures, non-zero only when something crashed.
+// a measurement, not a test: it exits 0 whatever the figures, non-zero only when something crashed
+// (a batch that ends in any state but succeeded is such a crash).
 // Profiling helpers live in bench/ (README there).
 //
 // Environment:
-//   BENCH_ROUNDS       rounds (default 3)
-//   BENCH_SECONDS      measured seconds per phase and round (default 8)
-//   BENCH_CONNECTIONS  concurrent connections (default 50)
-//   BENCH_WARMUP       warm-up seconds per phase, not measured (default 2)
-//   BENCH_ONLY         comma-separated subset of: routing, reference, get, post
-//   BENCH_CPU_PROF     a directory: server children run with --cpu-prof and write their profiles
-//                      to DIR/<phase>/ (the main thread's is the largest; summarise it with
-//                      `npx tsx bench/profile-summary.ts FILE`)
-//   BENCH_ABLATE       no-ops / prototypes swapped into the app server (bench/ablations.ts);
-//                      profiling only, and every such run says so
-//   BENCH_JSON         a file: the figures are also written there as JSON (bench/ablate.ts reads it)
-//   BENCH_FALLBACK     `credentials`: while the users endpoints are not implemented, bench
-//                      GET /credentials/current and POST /credentials instead (development only)
+//   BENCH_ROUNDS            rounds (default 3)
+//   BENCH_SECONDS           measured seconds per load phase and round (default 8)
+//   BENCH_CONNECTIONS       concurrent connections of the GET phases (default 50)
+//   BENCH_POST_CONNECTIONS  concurrent connections of the POST phases (default 10)
+//   BENCH_WARMUP            warm-up seconds per load phase, not measured (default 2)
+//   BENCH_BATCHES           measured batches per round and engine, after one warm-up batch (default 3)
+//   BENCH_JOBS              jobs per round and engine in the jobs phase, after 20 warm-up (default 200)
+//   BENCH_ONLY              comma-separated subset of: routing, reference (= reference-get and
+//                           reference-post), reference-get, get, reference-post, post, batch, jobs
+//   BENCH_DATABASE_URL      a postgres:// URL: the batch and jobs phases also run on PostgreSQL, each
+//                           child in a fresh schema `bench_<random>` (dropped afterwards, with the
+//                           job queue's `<schema>_jobs`). Default: TEST_DATABASE_URL when it is a
+//                           postgres:// URL; `off` for SQLite only
+//   BENCH_CPU_PROF          a directory: server children run with --cpu-prof and write their
+//                           profiles to DIR/<phase>/ (the main thread's is the largest; summarise it
+//                           with `npx tsx bench/profile-summary.ts FILE`)
+//   BENCH_ABLATE            no-ops / prototypes swapped into the app server (bench/ablations.ts);
+//                           profiling only, and every such run says so
+//   BENCH_JSON              a file: the figures are also written there as JSON (bench/ablate.ts reads it)
+//   BENCH_FALLBACK          `credentials`: while the users endpoints are not implemented, bench
+//                           GET /credentials/current and POST /credentials instead (development only)
 import { spawn, type ChildProcess } from 'node:child_process';
 import { createRequire } from 'node:module';
 import fs from 'node:fs';
@@ -36,6 +54,7 @@ import { loadSpec } from '../src/app.ts';
 import { buildCatalog, type Operation } from '../src/http/v3/catalog.ts';
 import { V3Router } from '../src/http/v3/router.ts';
 import type { ChildStats } from '../bench/child-control.ts';
+import { benchPostgresUrl, createBenchSchema } from '../bench/pg-schema.ts';
 
 // ---------------------------------------------------------------------------------------------
 // Options
@@ -51,17 +70,46 @@ function numEnv(name: string, fallback: number): number {
 const ROUNDS = Math.round(numEnv('BENCH_ROUNDS', 3));
 const SECONDS = numEnv('BENCH_SECONDS', 8);
 const CONNECTIONS = Math.round(numEnv('BENCH_CONNECTIONS', 50));
+const POST_CONNECTIONS = Math.round(numEnv('BENCH_POST_CONNECTIONS', 10));
 const WARMUP = numEnv('BENCH_WARMUP', 2);
-const ONLY = new Set(
-  (process.env.BENCH_ONLY ?? 'routing,reference,get,post').split(',').map((s) => s.trim()),
+const BATCHES = Math.round(numEnv('BENCH_BATCHES', 3));
+const JOBS = Math.round(numEnv('BENCH_JOBS', 200));
+const PHASES = [
+  'routing',
+  'reference-get',
+  'get',
+  'reference-post',
+  'post',
+  'batch',
+  'jobs',
+] as const;
+type PhaseName = (typeof PHASES)[number];
+const ONLY = new Set<PhaseName>(
+  (process.env.BENCH_ONLY || 'routing,reference,get,post,batch,jobs')
+    .split(',')
+    .map((s) => s.trim())
+    .filter(Boolean)
+    .flatMap((name): PhaseName[] => {
+      if (name === 'reference') return ['reference-get', 'reference-post'];
+      if ((PHASES as readonly string[]).includes(name)) return [name as PhaseName];
+      throw new Error(
+        `BENCH_ONLY: unknown phase ${name} (phases: reference, ${PHASES.join(', ')})`,
+      );
+    }),
 );
+const PG_URL = benchPostgresUrl();
 const CPU_PROF = process.env.BENCH_CPU_PROF ? path.resolve(process.env.BENCH_CPU_PROF) : null;
 const FALLBACK = process.env.BENCH_FALLBACK === 'credentials';
 const ABLATE = process.env.BENCH_ABLATE ?? '';
 
 const TARGET_GET_RATIO = 0.5;
-const TARGET_POST_RATIO = 0.3;
+const TARGET_POST_RATIO = 0.5;
+/** POST p99 at BENCH_POST_CONNECTIONS. */
 const TARGET_P99_MS = 10;
+/** A users.upsert batch of BATCH_ITEMS items, from POST to succeeded, on SQLite. */
+const TARGET_BATCH_MS = 1000;
+const BATCH_ITEMS = 1000;
+const POLL_MS = 5;
 const OTHER_CPU_WARN_PCT = 15;
 const CORES = os.availableParallelism();
 
@@ -232,6 +280,8 @@ interface AppInfo {
   usersReady: boolean;
   probe: { status: number; code: string | null };
   ablate: string[];
+  engine: 'sqlite' | 'postgres';
+  workers: boolean;
 }
 
 // ---------------------------------------------------------------------------------------------
@@ -258,6 +308,7 @@ interface CpuUse {
 
 interface PhaseResult {
   label: string;
+  connections: number;
   load: Load;
   cpu: CpuUse;
   stats: ChildStats;
@@ -336,17 +387,15 @@ async function measure(
   let windowStart = 0;
   let windowEnd = 0;
   let stats: Promise<ChildStats> | null = null;
+  const options: AcOptions = {
+    pipelining: 1,
+    timeout: 10,
+    ...build(),
+    duration: WARMUP + SECONDS + 0.5,
+  };
 
   const done = new Promise<void>((resolve, reject) => {
-    const instance = autocannon(
-      {
-        pipelining: 1,
-        timeout: 10,
-        ...build(),
-        duration: WARMUP + SECONDS + 0.5,
-      },
-      (err) => (err ? reject(err) : resolve()),
-    );
+    const instance = autocannon(options, (err) => (err ? reject(err) : resolve()));
     instance.on('response', (_client, status, _bytes, latencyMs) => {
       if (!measuring) return;
       completed++;
@@ -382,15 +431,21 @@ async function measure(
   if (!before || !after || !stats)
     throw new Error(`${label}: autocannon ended before the window closed`);
   const load = summarize(latencies, completed, statuses, errors, windowEnd - windowStart);
-  return { label, load, cpu: cpuUse(before, after, load.requests), stats: await stats };
+  return {
+    label,
+    connections: options.connections,
+    load,
+    cpu: cpuUse(before, after, load.requests),
+    stats: await stats,
+  };
 }
 
 let warnings: string[] = [];
 const runId = `${Date.now().toString(36)}-${process.pid}`;
 let postCounter = 0;
 
-async function referencePhase(): Promise<PhaseResult> {
-  const server = await startChild<ReferenceInfo>('bench-reference.ts', 'reference', {});
+async function referenceGetPhase(): Promise<PhaseResult> {
+  const server = await startChild<ReferenceInfo>('bench-reference.ts', 'reference-get', {});
   try {
     const { port, userId } = server.info;
     return await measure('reference GET /users/:id', server, () => ({
@@ -403,9 +458,19 @@ async function referencePhase(): Promise<PhaseResult> {
   }
 }
 
-async function startApp(profileName: string): Promise<Child<AppInfo>> {
+interface AppOptions {
+  /** Run the app's background workers in the child (BENCH_WORKERS=1). */
+  workers?: boolean;
+  /** PostgreSQL instead of a fresh SQLite file: the URL and an existing, empty schema. */
+  postgres?: { url: string; schema: string };
+}
+
+async function startApp(profileName: string, options: AppOptions = {}): Promise<Child<AppInfo>> {
   const server = await startChild<AppInfo>('bench-server.ts', profileName, {
     BENCH_ABLATE: ABLATE,
+    BENCH_WORKERS: options.workers ? '1' : '',
+    BENCH_APP_DATABASE_URL: options.postgres?.url ?? '',
+    BENCH_APP_DATABASE_SCHEMA: options.postgres?.schema ?? '',
   });
   const { usersReady, probe, ablate } = server.info;
   if (!usersReady) {
@@ -436,6 +501,60 @@ async function appGetPhase(): Promise<PhaseResult> {
   }
 }
 
+const userBody = (n: number) => ({
+  name: `Bench user ${n}`,
+  email: `bench-${runId}-${n}@example.com`,
+});
+
+/**
+ * The POST phases' load, the same for the reference and the app: each request with a unique
+ * Idempotency-Key and email (the reference ignores the key, and has no credential to send).
+ */
+function postLoad(
+  port: number,
+  route: string,
+  secret: string | null,
+  body: (n: number) => object,
+): AcOptions {
+  return {
+    url: `http://127.0.0.1:${port}`,
+    connections: POST_CONNECTIONS,
+    duration: SECONDS,
+    requests: [
+      {
+        method: 'POST',
+        path: route,
+        setupRequest: (req) => {
+          const n = ++postCounter;
+          return {
+            ...req,
+            headers: {
+              ...req.headers,
+              ...(secret ? { authorization: `Bearer ${secret}` } : {}),
+              accept: 'application/json',
+              'content-type': 'application/json',
+              'idempotency-key': `bench-${runId}-${n}`,
+            },
+            body: JSON.stringify(body(n)),
+          };
+        },
+      },
+    ],
+  };
+}
+
+async function referencePostPhase(): Promise<PhaseResult> {
+  const server = await startChild<ReferenceInfo>('bench-reference.ts', 'reference-post', {});
+  try {
+    const { port } = server.info;
+    return await measure('reference POST /users', server, () =>
+      postLoad(port, '/users', null, userBody),
+    );
+  } finally {
+    await server.stop();
+  }
+}
+
 async function appPostPhase(): Promise<PhaseResult> {
   const server = await startApp('app-post');
   try {
@@ -443,36 +562,214 @@ async function appPostPhase(): Promise<PhaseResult> {
     const route = FALLBACK ? '/api/v3/credentials' : '/api/v3/users';
     const label = FALLBACK ? 'app POST /credentials' : 'app POST /users';
     const body = (n: number) =>
-      FALLBACK
-        ? { name: `Bench ${n}`, permissions: ['*'] }
-        : { name: `Bench user ${n}`, email: `bench-${runId}-${n}@example.com` };
-    return await measure(label, server, () => ({
-      url: `http://127.0.0.1:${port}`,
-      connections: CONNECTIONS,
-      duration: SECONDS,
-      requests: [
-        {
-          method: 'POST',
-          path: route,
-          setupRequest: (req) => {
-            const n = ++postCounter;
-            return {
-              ...req,
-              headers: {
-                ...req.headers,
-                authorization: `Bearer ${secret}`,
-                accept: 'application/json',
-                'content-type': 'application/json',
-                'idempotency-key': `bench-${runId}-${n}`,
-              },
-              body: JSON.stringify(body(n)),
-            };
-          },
-        },
-      ],
-    }));
+      FALLBACK ? { name: `Bench ${n}`, permissions: ['*'] } : userBody(n);
+    return await measure(label, server, () => postLoad(port, route, secret, body));
   } finally {
     await server.stop();
+  }
+}
+
+// ---------------------------------------------------------------------------------------------
+// Batch phase: a users.upsert operation of BATCH_ITEMS items, from POST to succeeded.
+
+type Engine = 'sqlite' | 'postgres';
+const ENGINES: Engine[] = PG_URL ? ['sqlite', 'postgres'] : ['sqlite'];
+const engineName = (e: Engine) => (e === 'sqlite' ? 'SQLite' : 'PostgreSQL');
+
+interface BatchRun {
+  /** From sending the POST to receiving the poll that saw `succeeded`. */
+  ms: number;
+  /** Until the 202. */
+  acceptMs: number;
+  /** The operation's own timestamps (server clock, ms resolution): created -> started -> finished. */
+  queuedMs: number | null;
+  runningMs: number | null;
+  polls: number;
+}
+
+interface BatchResult {
+  engine: Engine;
+  runs: BatchRun[];
+  /** Median of the runs. */
+  ms: number;
+  cpu: CpuUse;
+  /** Server CPU per item over all the measured batches, µs. */
+  serverUsPerItem: number | null;
+  stats: ChildStats;
+}
+
+let batchCounter = 0;
+const FINAL = new Set(['succeeded', 'partially_succeeded', 'failed', 'canceled']);
+const BATCH_TIMEOUT_MS = 120_000;
+const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
+
+async function getJson(url: string, secret: string): Promise<{ status: number; body: any }> {
+  const res = await fetch(url, {
+    headers: { authorization: `Bearer ${secret}`, accept: 'application/json' },
+  });
+  const text = await res.text();
+  let body: any = text;
+  try {
+    body = JSON.parse(text);
+  } catch {
+    // not JSON: reported as text
+  }
+  return { status: res.status, body };
+}
+
+/** One batch: POST, then GET the operation every POLL_MS until it is final. Throws unless succeeded. */
+async function runBatch(base: string, secret: string, engine: Engine): Promise<BatchRun> {
+  const n = batchCounter++;
+  const items = Array.from({ length: BATCH_ITEMS }, (_, i) => ({
+    key: `k${i}`,
+    payload: { email: `b${n}-${i}@example.com`, name: `B ${i}` },
+  }));
+  const body = JSON.stringify({ type: 'users.upsert', items });
+  const what = `batch ${n} (${engineName(engine)})`;
+  const t0 = performance.now();
+  const res = await fetch(`${base}/api/v3/operations/batches`, {
+    method: 'POST',
+    headers: {
+      authorization: `Bearer ${secret}`,
+      accept: 'application/json',
+      'content-type': 'application/json',
+      'idempotency-key': `bench-batch-${runId}-${n}`,
+    },
+    body,
+  });
+  const text = await res.text();
+  const acceptMs = performance.now() - t0;
+  const id = res.status === 202 ? (JSON.parse(text) as any)?.data?.id : undefined;
+  if (id === undefined || id === null)
+    throw new Error(
+      `${what}: POST /api/v3/operations/batches answered ${res.status}: ${text.slice(0, 500)}`,
+    );
+  const url = new URL(res.headers.get('location') ?? `/api/v3/operations/${id}`, base).href;
+
+  let polls = 0;
+  for (;;) {
+    const sent = performance.now();
+    const { status, body: b } = await getJson(url, secret);
+    polls++;
+    const op = b?.data;
+    if (status !== 200 || !op?.status)
+      throw new Error(`${what}: GET ${url} answered ${status}: ${JSON.stringify(b).slice(0, 500)}`);
+    if (op.status === 'succeeded') {
+      const ms = performance.now() - t0;
+      const t = (iso: string | null) => (iso ? Date.parse(iso) : NaN);
+      const span = (a: number, z: number) => (Number.isFinite(z - a) ? z - a : null);
+      return {
+        ms,
+        acceptMs,
+        queuedMs: span(t(op.created_at), t(op.started_at)),
+        runningMs: span(t(op.started_at), t(op.finished_at)),
+        polls,
+      };
+    }
+    if (FINAL.has(op.status)) {
+      const failed = await getJson(`${url}/items?status=failed&limit=5`, secret).catch(
+        (err: Error) => ({ status: 0, body: String(err) }),
+      );
+      throw new Error(
+        `${what}: operation ${id} ended ${op.status}, not succeeded: progress ` +
+          `${JSON.stringify(op.progress)}, error ${JSON.stringify(op.error)}; failed items: ` +
+          JSON.stringify(failed.body?.data ?? failed.body).slice(0, 1500),
+      );
+    }
+    if (sent - t0 > BATCH_TIMEOUT_MS)
+      throw new Error(
+        `${what}: operation ${id} still ${op.status} after ${BATCH_TIMEOUT_MS / 1000} s ` +
+          `(progress ${JSON.stringify(op.progress)})`,
+      );
+    await sleep(Math.max(0, POLL_MS - (performance.now() - sent)));
+  }
+}
+
+async function batchPhase(engine: Engine): Promise<BatchResult> {
+  const schema = engine === 'postgres' ? await createBenchSchema(PG_URL!) : null;
+  try {
+    const server = await startApp(`batch-${engine}`, {
+      workers: true,
+      postgres: schema ? { url: PG_URL!, schema: schema.schema } : undefined,
+    });
+    try {
+      const { port, secret, workers, engine: running } = server.info;
+      if (!workers || running !== engine)
+        throw new Error(`batch-${engine}: the app child runs ${running}, workers ${workers}`);
+      const base = `http://127.0.0.1:${port}`;
+      process.stderr.write(
+        `  batch (${engineName(engine)}): 1 warm-up, then ${BATCHES} x ${BATCH_ITEMS} items...\n`,
+      );
+      await runBatch(base, secret, engine);
+      server.reset();
+      const before = cpuSample(server.pid);
+      const runs: BatchRun[] = [];
+      for (let i = 0; i < BATCHES; i++) runs.push(await runBatch(base, secret, engine));
+      const after = cpuSample(server.pid);
+      const stats = await server.stats();
+      const cpu = cpuUse(before, after, runs.length);
+      const serverMs =
+        before.server === null || after.server === null ? null : after.server - before.server;
+      return {
+        engine,
+        runs,
+        ms: medianOf(runs.map((r) => r.ms)),
+        cpu,
+        serverUsPerItem: serverMs === null ? null : (1000 * serverMs) / (BATCH_ITEMS * BATCHES),
+        stats,
+      };
+    } finally {
+      await server.stop();
+    }
+  } finally {
+    await schema?.drop();
+  }
+}
+
+// ---------------------------------------------------------------------------------------------
+// Jobs phase: enqueue-to-start latency of the job engine (bench/job-latency.ts, its own process).
+
+interface JobLatency {
+  engine: Engine;
+  jobs: number;
+  warmup: number;
+  gapMs: number;
+  p50: number;
+  p90: number;
+  p99: number;
+  max: number;
+  mean: number;
+}
+
+const JOB_GAP_MS = 5;
+
+async function jobsPhase(engine: Engine): Promise<JobLatency> {
+  process.stderr.write(`  jobs (${engineName(engine)}): ${JOBS} jobs, ${JOB_GAP_MS} ms apart...\n`);
+  const schema = engine === 'postgres' ? await createBenchSchema(PG_URL!) : null;
+  try {
+    const script = path.join(root, 'bench', 'job-latency.ts');
+    const child = spawn(
+      process.execPath,
+      ['--import', 'tsx', script, schema ? PG_URL! : 'sqlite', String(JOBS), String(JOB_GAP_MS)],
+      {
+        cwd: root,
+        env: { ...process.env, BENCH_JOBS_SCHEMA: schema?.schema ?? '' },
+        stdio: ['ignore', 'pipe', 'inherit'],
+      },
+    );
+    let out = '';
+    child.stdout!.setEncoding('utf8').on('data', (d: string) => (out += d));
+    const timer = setTimeout(() => child.kill('SIGKILL'), 120_000);
+    const code = await new Promise<number | null>((resolve) => child.on('exit', resolve));
+    clearTimeout(timer);
+    const lines = out.trim().split('\n');
+    const last = lines.pop() ?? '';
+    for (const line of lines) process.stderr.write(`[job-latency.ts] ${line}\n`);
+    if (code !== 0 || !last.startsWith('{'))
+      throw new Error(`bench/job-latency.ts (${engine}) exited with code ${code}: ${last}`);
+    return JSON.parse(last) as JobLatency;
+  } finally {
+    await schema?.drop();
   }
 }
 
@@ -600,11 +897,26 @@ function medianRound(results: PhaseResult[]): PhaseResult {
   return sorted[Math.floor((sorted.length - 1) / 2)]!;
 }
 
-function report(routing: RoutingResult | null, rounds: Map<string, PhaseResult[]>): void {
+/** The round whose batch time is the median. */
+function medianBatch(results: BatchResult[]): BatchResult {
+  const sorted = [...results].sort((a, b) => a.ms - b.ms);
+  return sorted[Math.floor((sorted.length - 1) / 2)]!;
+}
+
+const opt = (n: number | null, digits = 0, unit = '') =>
+  n === null ? 'n/a' : `${fmt(n, digits)}${unit}`;
+
+function report(
+  routing: RoutingResult | null,
+  rounds: Map<string, PhaseResult[]>,
+  batches: Map<Engine, BatchResult[]>,
+  jobs: Map<Engine, JobLatency[]>,
+): void {
   const phases = new Map([...rounds].map(([key, results]) => [key, medianRound(results)]));
   console.log(
-    `\nSchool Platform API bench: ${ROUNDS} round(s), ${SECONDS} s per phase (+${WARMUP} s warm-up), ` +
-      `${CONNECTIONS} connections (closed loop: each sends its next request on the answer), node ${process.version}, ${CORES} cores`,
+    `\nSchool Platform API bench: ${ROUNDS} round(s), ${SECONDS} s per load phase (+${WARMUP} s warm-up), ` +
+      `GET at ${CONNECTIONS} and POST at ${POST_CONNECTIONS} connections (closed loop: each sends ` +
+      `its next request on the answer), node ${process.version}, ${CORES} cores`,
   );
 
   if (routing) {
@@ -629,6 +941,7 @@ function report(routing: RoutingResult | null, rounds: Map<string, PhaseResult[]
     const rows = [
       [
         'phase',
+        'conns',
         'req/s',
         'avg ms',
         'p50 ms',
@@ -640,9 +953,10 @@ function report(routing: RoutingResult | null, rounds: Map<string, PhaseResult[]
         'statuses',
       ],
     ];
-    for (const { label, load: r } of phases.values()) {
+    for (const { label, connections, load: r } of phases.values()) {
       rows.push([
         label,
+        String(connections),
         fmt(r.rps),
         fmt(r.latency.avg, 2),
         fmt(r.latency.p50, 1),
@@ -668,8 +982,6 @@ function report(routing: RoutingResult | null, rounds: Map<string, PhaseResult[]
     console.log(`\nLoad${ROUNDS > 1 ? ' (the median round of each phase)' : ''}`);
     console.log(table(rows));
 
-    const opt = (n: number | null, digits = 0, unit = '') =>
-      n === null ? 'n/a' : `${fmt(n, digits)}${unit}`;
     const cpuRows = [
       [
         'phase',
@@ -706,14 +1018,130 @@ function report(routing: RoutingResult | null, rounds: Map<string, PhaseResult[]
     console.log(table(cpuRows));
   }
 
-  const refs = rounds.get('reference');
+  if (batches.size) {
+    const engines = [...batches.keys()];
+    const picked = engines.map((e) => medianBatch(batches.get(e)!));
+    const all = (e: Engine) => batches.get(e)!.flatMap((r) => r.runs);
+    const med = (e: Engine, f: (r: BatchRun) => number | null) => {
+      const xs = all(e)
+        .map(f)
+        .filter((x): x is number => x !== null);
+      return xs.length ? medianOf(xs) : null;
+    };
+    const row = (name: string, f: (r: BatchResult, e: Engine) => string) => [
+      name,
+      ...engines.map((e, i) => f(picked[i]!, e)),
+    ];
+    const msOf = (e: Engine) => medianOf(batches.get(e)!.map((r) => r.ms));
+    const rows = [
+      ['', ...engines.map(engineName)],
+      row('ms per batch, POST to succeeded', (_, e) => fmt(msOf(e), 1)),
+      row('items/s', (_, e) => fmt((BATCH_ITEMS * 1000) / msOf(e))),
+      row('  POST answered 202, ms', (_, e) =>
+        opt(
+          med(e, (r) => r.acceptMs),
+          1,
+        ),
+      ),
+      row('  queued, created -> started, ms', (_, e) =>
+        opt(
+          med(e, (r) => r.queuedMs),
+          0,
+        ),
+      ),
+      row('  running, started -> finished, ms', (_, e) =>
+        opt(
+          med(e, (r) => r.runningMs),
+          0,
+        ),
+      ),
+      row('  polls per batch', (_, e) =>
+        opt(
+          med(e, (r) => r.polls),
+          0,
+        ),
+      ),
+      row('server CPU µs/item', (r) => opt(r.serverUsPerItem, 0)),
+      row('server CPU', (r) => opt(r.cpu.serverPct, 0, '%')),
+      row('other procs CPU', (r) => opt(r.cpu.otherPct, 0, '%')),
+      row('of it steal', (r) => opt(r.cpu.stealPct, 0, '%')),
+      row(
+        'loop delay p99/max ms',
+        (r) => `${fmt(r.stats.loopDelay.p99, 1)} / ${fmt(r.stats.loopDelay.max, 1)}`,
+      ),
+      ...Array.from({ length: ROUNDS }, (_, i) =>
+        row(`round ${i + 1}: ms per batch`, (_, e) =>
+          batches
+            .get(e)!
+            [i]!.runs.map((x) => fmt(x.ms, 0))
+            .join(', '),
+        ),
+      ),
+    ];
+    console.log(
+      `\nBatches: users.upsert of ${fmt(BATCH_ITEMS)} items (POST /api/v3/operations/batches, then ` +
+        `GET the operation every ${POLL_MS} ms until succeeded), workers in the server process; ` +
+        `${BATCHES} per round after one warm-up; medians over all rounds (CPU, loop delay: the ` +
+        `median round). On PostgreSQL the database's own CPU counts in other procs.`,
+    );
+    console.log(table(rows));
+    const sqlite = batches.get('sqlite');
+    const cpu = sqlite ? medianBatch(sqlite).cpu : null;
+    if (cpu?.otherPct != null && cpu.otherPct > OTHER_CPU_WARN_PCT)
+      warnings.push(
+        `batch (SQLite): other processes used ${fmt(cpu.otherPct)}% of a core during the run ` +
+          `(${CORES} cores): the figures are disturbed, run again on a quiet machine`,
+      );
+  }
+
+  if (jobs.size) {
+    const engines = [...jobs.keys()];
+    const medOf = (e: Engine, f: (j: JobLatency) => number) => medianOf(jobs.get(e)!.map(f));
+    const row = (name: string, f: (j: JobLatency) => number) => [
+      name,
+      ...engines.map((e) => fmt(medOf(e, f), 2)),
+    ];
+    console.log(
+      `\nJob engine: enqueue-to-start latency (bench/job-latency.ts), ${fmt(JOBS)} jobs per round ` +
+        `after 20 warm-up, enqueued one at a time ${JOB_GAP_MS} ms apart, each in its own ` +
+        `transaction; medians over the rounds`,
+    );
+    console.log(
+      table([
+        ['', ...engines.map(engineName)],
+        row('p50 ms', (j) => j.p50),
+        row('p90 ms', (j) => j.p90),
+        row('p99 ms', (j) => j.p99),
+        row('max ms', (j) => j.max),
+        ...Array.from({ length: ROUNDS }, (_, i) => [
+          `round ${i + 1}: p50 / p99 ms`,
+          ...engines.map((e) => {
+            const j = jobs.get(e)![i]!;
+            return `${fmt(j.p50, 2)} / ${fmt(j.p99, 2)}`;
+          }),
+        ]),
+      ]),
+    );
+  }
+
   const clean = (results: PhaseResult[]) => results.every((r) => failures(r.load) === 0);
   const targets: string[][] = [['target', 'measured', 'goal', 'result']];
-  for (const [key, goal, name] of [
-    ['get', TARGET_GET_RATIO, 'GET  app/reference req/s'],
-    ['post', TARGET_POST_RATIO, 'POST app/reference req/s'],
+  for (const [key, refKey, goal, name] of [
+    [
+      'get',
+      'reference-get',
+      TARGET_GET_RATIO,
+      `GET  app/reference req/s @ ${CONNECTIONS} connections (median of rounds)`,
+    ],
+    [
+      'post',
+      'reference-post',
+      TARGET_POST_RATIO,
+      `POST app/reference req/s @ ${POST_CONNECTIONS} connections (median of rounds)`,
+    ],
   ] as const) {
     const results = rounds.get(key);
+    const refs = rounds.get(refKey);
     if (!results || !refs) continue;
     const ratios = results.map((r, i) => r.load.rps / refs[i]!.load.rps);
     const ratio = medianOf(ratios);
@@ -721,15 +1149,24 @@ function report(routing: RoutingResult | null, rounds: Map<string, PhaseResult[]
     const valid = clean(results) && clean(refs);
     targets.push([name, fmt(ratio, 3) + spread, `>= ${goal}`, verdict(ratio >= goal, valid)]);
   }
-  for (const key of ['get', 'post'] as const) {
-    const results = rounds.get(key);
-    if (!results) continue;
-    const p99 = medianOf(results.map((r) => r.load.latency.p99));
+  const posts = rounds.get('post');
+  if (posts) {
+    const p99 = medianOf(posts.map((r) => r.load.latency.p99));
     targets.push([
-      `${key.toUpperCase().padEnd(4)} p99 @ ${CONNECTIONS} connections (median)`,
+      `POST p99 @ ${POST_CONNECTIONS} connections (median)`,
       `${fmt(p99, 1)} ms`,
       `< ${TARGET_P99_MS} ms`,
-      verdict(p99 < TARGET_P99_MS, clean(results)),
+      verdict(p99 < TARGET_P99_MS, clean(posts)),
+    ]);
+  }
+  const sqliteBatches = batches.get('sqlite');
+  if (sqliteBatches) {
+    const ms = medianOf(sqliteBatches.map((r) => r.ms));
+    targets.push([
+      `batch of ${fmt(BATCH_ITEMS)} items, POST to succeeded, SQLite (median)`,
+      `${fmt(ms, 1)} ms`,
+      `< ${fmt(TARGET_BATCH_MS)} ms`,
+      verdict(ms < TARGET_BATCH_MS, true),
     ]);
   }
   if (targets.length > 1) {
@@ -738,17 +1175,17 @@ function report(routing: RoutingResult | null, rounds: Map<string, PhaseResult[]
     // Closed loop: mean latency = connections / throughput (Little's law), so a p99 goal at a
     // fixed connection count is a throughput goal in disguise. Say which.
     const needs: string[] = [];
-    for (const key of ['reference', 'get', 'post'] as const) {
+    for (const key of ['reference-post', 'post'] as const) {
       const p = phases.get(key);
       if (!p || !p.load.latency.avg) continue;
       const spread = p.load.latency.p99 / p.load.latency.avg;
-      const rps = (CONNECTIONS * spread * 1000) / TARGET_P99_MS;
+      const rps = (p.connections * spread * 1000) / TARGET_P99_MS;
       needs.push(`${key} ~${fmt(rps)} req/s (measured ${fmt(p.load.rps)})`);
     }
     if (needs.length)
       console.log(
-        `p99 < ${TARGET_P99_MS} ms at ${CONNECTIONS} connections needs, at each phase's p99/mean ` +
-          `spread: ${needs.join(', ')}.`,
+        `POST p99 < ${TARGET_P99_MS} ms at ${POST_CONNECTIONS} connections needs, at each phase's ` +
+          `p99/mean spread: ${needs.join(', ')}.`,
       );
   }
 
@@ -779,27 +1216,35 @@ async function main(): Promise<void> {
     routing = routingCheck();
   }
   const rounds = new Map<string, PhaseResult[]>();
-  const add = (key: string, r: PhaseResult) => rounds.set(key, [...(rounds.get(key) ?? []), r]);
+  const batches = new Map<Engine, BatchResult[]>();
+  const jobs = new Map<Engine, JobLatency[]>();
+  const add = <K, V>(map: Map<K, V[]>, key: K, value: V) =>
+    map.set(key, [...(map.get(key) ?? []), value]);
   for (let round = 1; round <= ROUNDS; round++) {
     if (ROUNDS > 1) process.stderr.write(`round ${round} of ${ROUNDS}\n`);
-    if (ONLY.has('reference')) add('reference', await referencePhase());
-    if (ONLY.has('get')) add('get', await appGetPhase());
-    if (ONLY.has('post')) add('post', await appPostPhase());
+    if (ONLY.has('reference-get')) add(rounds, 'reference-get', await referenceGetPhase());
+    if (ONLY.has('get')) add(rounds, 'get', await appGetPhase());
+    if (ONLY.has('reference-post')) add(rounds, 'reference-post', await referencePostPhase());
+    if (ONLY.has('post')) add(rounds, 'post', await appPostPhase());
+    if (ONLY.has('batch')) for (const e of ENGINES) add(batches, e, await batchPhase(e));
+    if (ONLY.has('jobs')) for (const e of ENGINES) add(jobs, e, await jobsPhase(e));
   }
-  report(routing, rounds);
+  report(routing, rounds, batches, jobs);
   const phases = new Map([...rounds].map(([key, results]) => [key, medianRound(results)]));
   if (process.env.BENCH_JSON) {
     const out = {
       rounds: ROUNDS,
       seconds: SECONDS,
       connections: CONNECTIONS,
+      postConnections: POST_CONNECTIONS,
       ablate: ABLATE,
       routing,
       phases: Object.fromEntries(
-        [...phases].map(([key, { label, load: r, cpu, ...p }]) => [
+        [...phases].map(([key, { label, connections, load: r, cpu, ...p }]) => [
           key,
           {
             label,
+            connections,
             rps: r.rps,
             latency: r.latency,
             ok: r.ok,
@@ -810,6 +1255,23 @@ async function main(): Promise<void> {
           },
         ]),
       ),
+      batch: Object.fromEntries(
+        [...batches].map(([engine, results]) => {
+          const ms = medianOf(results.map((r) => r.ms));
+          return [
+            engine,
+            {
+              items: BATCH_ITEMS,
+              ms,
+              itemsPerSecond: (BATCH_ITEMS * 1000) / ms,
+              rounds: results.map((r) => r.runs),
+              serverUsPerItem: medianBatch(results).serverUsPerItem,
+              cpu: medianBatch(results).cpu,
+            },
+          ];
+        }),
+      ),
+      jobs: Object.fromEntries([...jobs].map(([engine, results]) => [engine, results])),
     };
     fs.writeFileSync(process.env.BENCH_JSON, JSON.stringify(out, null, 2) + '\n');
   }
