@@ -360,6 +360,399 @@ export interface paths {
         patch: operations["updateTag"];
         trace?: never;
     };
+    "/products": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * List products
+         * @description Products of the account, newest first by default, with cursor pagination.
+         */
+        get: operations["listProducts"];
+        put?: never;
+        /**
+         * Create a product
+         * @description Creates a product (`draft` unless `status` says otherwise) together with its default
+         *     access schedule, whose tag is named after the product (with ` #<product id>` appended
+         *     when the account already has a tag of that name). In the account's replicas a copy of the
+         *     product is created, read-only there except `status`.
+         */
+        post: operations["createProduct"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/products/{product_id}": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description Identifier of a product. */
+                product_id: components["parameters"]["ProductId"];
+            };
+            cookie?: never;
+        };
+        /**
+         * Retrieve a product
+         * @description A product, with an ETag.
+         */
+        get: operations["getProduct"];
+        put?: never;
+        post?: never;
+        /**
+         * Delete a product
+         * @description Removes the product, its modules and its access schedules, and its copies in replica
+         *     accounts. The schedules' tags stay, as ordinary tags, with the students that have them.
+         *     A copy cannot be deleted (403 `replica_readonly`).
+         */
+        delete: operations["deleteProduct"];
+        options?: never;
+        head?: never;
+        /**
+         * Update a product
+         * @description Only fields present change; `description: null` clears it. A change reaches the product's
+         *     copies in replica accounts (`status` too). A copy (`replica: true`) accepts only
+         *     `status`: any other field answers 403 `replica_readonly`. If-Match guards against lost
+         *     updates.
+         */
+        patch: operations["updateProduct"];
+        trace?: never;
+    };
+    "/products/{product_id}/modules": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description Identifier of a product. */
+                product_id: components["parameters"]["ProductId"];
+            };
+            cookie?: never;
+        };
+        /**
+         * List a product's modules
+         * @description Groups and modules of the product, ordered by `position` (then id). Positions count
+         *     within one parent: filter by `parent_id` to read one level in order (`parent_id=null`
+         *     for the top level). Only modules outside the trash unless `deleted=true`. A product that
+         *     is missing or belongs to another account is 404, never an empty list.
+         */
+        get: operations["listModules"];
+        put?: never;
+        /**
+         * Create a module
+         * @description Adds a group or a module at the end of its parent (the top level without `parent_id`).
+         *     Hierarchy (422 `hierarchy_violation`): groups only at the top level; a module at the top
+         *     level or inside a group of the same product that is not in the trash. A replicated
+         *     product (`replica: true`) takes no new modules (403 `replica_readonly`).
+         */
+        post: operations["createModule"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/products/{product_id}/modules/{module_id}": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description Identifier of a product. */
+                product_id: components["parameters"]["ProductId"];
+                /** @description Identifier of a module or group. */
+                module_id: components["parameters"]["ModuleId"];
+            };
+            cookie?: never;
+        };
+        /**
+         * Retrieve a module
+         * @description A module or group, in the trash or not, with an ETag.
+         */
+        get: operations["getModule"];
+        put?: never;
+        post?: never;
+        /**
+         * Move a module to the trash
+         * @description Sets `deleted: true`; deleting a group also moves its modules to the trash, and restoring
+         *     the group brings back those it took with it. Deleting a module already in the trash
+         *     changes nothing. A copy in a replica account answers 403 `replica_readonly`.
+         */
+        delete: operations["deleteModule"];
+        options?: never;
+        head?: never;
+        /**
+         * Update a module
+         * @description Only fields present change. `parent_id` moves the module to the end of another parent
+         *     (same hierarchy rules as creation). `deleted: true` moves it to the trash like DELETE;
+         *     `deleted: false` restores it at the end of its parent. A module in the trash changes
+         *     nothing else until restored (409 `state_conflict`). A copy in a replica account accepts
+         *     only `status` (403 `replica_readonly`). If-Match guards against lost updates.
+         */
+        patch: operations["updateModule"];
+        trace?: never;
+    };
+    "/products/{product_id}/module-order": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description Identifier of a product. */
+                product_id: components["parameters"]["ProductId"];
+            };
+            cookie?: never;
+        };
+        get?: never;
+        /**
+         * Reorder the modules of one parent
+         * @description Sets the order of the modules directly inside `parent_id` (the top level when null or
+         *     absent): `module_ids` must list exactly the modules of that parent that are not in the
+         *     trash, each once (422 `order_set_mismatch`). `parent_id` must name a group of the
+         *     product outside the trash (422 `hierarchy_violation`). Positions become 1, 2, 3... in
+         *     that order. A replicated product answers 403 `replica_readonly`.
+         */
+        put: operations["reorderModules"];
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/products/{product_id}/access-schedules": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description Identifier of a product. */
+                product_id: components["parameters"]["ProductId"];
+            };
+            cookie?: never;
+        };
+        /**
+         * List a product's access schedules
+         * @description The product's access schedules, oldest first (the default schedule first). Only those
+         *     outside the trash unless `deleted=true`. A product that is missing or belongs to another
+         *     account is 404.
+         */
+        get: operations["listAccessSchedules"];
+        put?: never;
+        /**
+         * Create an access schedule
+         * @description Creates a schedule and its tag, named `name`. Tag names are unique per account,
+         *     case-insensitively (409 `already_exists`). A replicated product answers 403
+         *     `replica_readonly`.
+         */
+        post: operations["createAccessSchedule"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/products/{product_id}/access-schedules/{access_schedule_id}": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description Identifier of a product. */
+                product_id: components["parameters"]["ProductId"];
+                /** @description Identifier of an access schedule. */
+                access_schedule_id: components["parameters"]["AccessScheduleId"];
+            };
+            cookie?: never;
+        };
+        /**
+         * Retrieve an access schedule
+         * @description The schedule, in the trash or not, with its `deliveries[]` and an ETag.
+         */
+        get: operations["getAccessSchedule"];
+        put?: never;
+        post?: never;
+        /**
+         * Move an access schedule to the trash
+         * @description Sets `deleted: true`. The default schedule, and a schedule used by an active delivery,
+         *     cannot be trashed (409 `state_conflict`); a schedule of a replicated product answers 403
+         *     `replica_readonly`. Deleting a schedule already in the trash changes nothing.
+         */
+        delete: operations["deleteAccessSchedule"];
+        options?: never;
+        head?: never;
+        /**
+         * Rename, restore or trash an access schedule
+         * @description `name` renames the schedule's tag (409 `already_exists` when the account has another tag
+         *     of that name); `deleted: false` restores it from the trash, `deleted: true` moves it
+         *     there with the rules of DELETE. Renaming needs `tags.update` besides
+         *     `access_schedules.write`. A schedule of a replicated product answers 403
+         *     `replica_readonly`. If-Match guards against lost updates.
+         */
+        patch: operations["updateAccessSchedule"];
+        trace?: never;
+    };
+    "/products/{product_id}/publications": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description Identifier of a product. */
+                product_id: components["parameters"]["ProductId"];
+            };
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Publish a product
+         * @description Publishes the product and every module of it outside the trash, asynchronously: 202 with
+         *     an operation of type `product.publish_all` (one item) and its `Location`. Copies of the
+         *     product in replica accounts are published with it. A missing product is 404 at once; a
+         *     replica's copy answers 403 `replica_readonly`.
+         */
+        post: operations["createProductPublication"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/sandbox/resets": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Reset a sandbox account
+         * @description Empties the sandbox account's data, asynchronously: students, tags, the catalog and every
+         *     other operation. Credentials, administrators and the audit trail stay. 202 with an
+         *     operation of type `sandbox.reset` (one item). A production account answers 403
+         *     `sandbox_only`.
+         */
+        post: operations["createSandboxReset"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/operations/batches": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Start a batch operation
+         * @description Applies many items of one type asynchronously: answers 202 with the queued operation and
+         *     a `Location` to poll (every 2 seconds for 30 seconds, then every 10 seconds). Needs
+         *     `operations.manage` plus the permission of the type (`users.upsert`: users.write,
+         *     `tags.assign`: users.write, `product.publish_all`: products.write). Each item's payload
+         *     is checked against its type's schema (`x-payload-schemas`): 422 `item_invalid` names the
+         *     item's index. At most 1,000 items (`product.publish_all`: 1), 422 `too_many_items`; keys
+         *     unique in the batch (422 `duplicate_item_key`); at most 100 unfinished operations per
+         *     account and environment (422 `operation_backlog_exceeded`). Each item's effect commits
+         *     together with its status, so an item is applied exactly once whatever happens to the
+         *     worker.
+         */
+        post: operations["createBatchOperation"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/operations/{operation_id}": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description Identifier of an operation. */
+                operation_id: components["parameters"]["OperationId"];
+            };
+            cookie?: never;
+        };
+        /**
+         * Retrieve an operation
+         * @description Status, progress and current attempt. Kept 30 days from creation (`expires_at`).
+         */
+        get: operations["getOperation"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        /**
+         * Cancel an operation
+         * @description `{"cancellation_requested": true}`: a queued operation is canceled at once; a running one
+         *     stops between items (items already processed are kept) and ends `canceled`. The request
+         *     cannot be withdrawn. A finished operation answers 422 `operation_not_cancelable`.
+         */
+        patch: operations["updateOperation"];
+        trace?: never;
+    };
+    "/operations/{operation_id}/items": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description Identifier of an operation. */
+                operation_id: components["parameters"]["OperationId"];
+            };
+            cookie?: never;
+        };
+        /**
+         * List an operation's items
+         * @description One item per unit of work, in the order they were submitted.
+         */
+        get: operations["listOperationItems"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/operations/{operation_id}/attempts": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description Identifier of an operation. */
+                operation_id: components["parameters"]["OperationId"];
+            };
+            cookie?: never;
+        };
+        /**
+         * List an operation's attempts
+         * @description Every run of the operation, oldest first (all in one response).
+         */
+        get: operations["listOperationAttempts"];
+        put?: never;
+        /**
+         * Resume a failed operation
+         * @description Starts a new attempt (origin `manual`) of a `failed` operation that has items still
+         *     `pending` or failed with `retryable: true`; items that succeeded never run again.
+         *     Anything else, `partially_succeeded` included, answers 422 `operation_not_resumable`
+         *     (retry failed items in a new batch with a new Idempotency-Key). Answers 202 with the
+         *     operation, queued again.
+         */
+        post: operations["resumeOperation"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
 }
 export type webhooks = Record<string, never>;
 export interface components {
@@ -430,6 +823,116 @@ export interface components {
             limit: number;
             next_cursor: string | null;
             prev_cursor: string | null;
+        };
+        /**
+         * @description The last four are final.
+         * @enum {string}
+         */
+        OperationStatus: "queued" | "running" | "succeeded" | "partially_succeeded" | "failed" | "canceled";
+        /** @enum {string} */
+        OperationItemStatus: "pending" | "succeeded" | "failed" | "canceled";
+        ErrorObject: {
+            code: string;
+            message: string;
+        };
+        Operation: {
+            /** @constant */
+            object: "operation";
+            id: components["schemas"]["Id"];
+            /**
+             * @description The kind of work; an open set (treat unknown values as opaque).
+             * @example users.upsert
+             * @example tags.assign
+             * @example product.publish_all
+             */
+            type: string;
+            status: components["schemas"]["OperationStatus"];
+            progress: {
+                total: number;
+                /** @description Items that succeeded. */
+                done: number;
+                failed: number;
+            };
+            attempt: {
+                number: number;
+                status: components["schemas"]["OperationStatus"];
+            };
+            cancellation_requested: boolean;
+            /** @example /api/v3/operations/42/items */
+            items_url: string;
+            result_url: string | null;
+            error: components["schemas"]["ErrorObject"] | null;
+            created_at: components["schemas"]["Timestamp"];
+            started_at: components["schemas"]["NullableTimestamp"];
+            finished_at: components["schemas"]["NullableTimestamp"];
+            expires_at: components["schemas"]["Timestamp"];
+        };
+        OperationResponse: {
+            data: components["schemas"]["Operation"];
+        };
+        OperationItem: {
+            /** @constant */
+            object: "operation_item";
+            /** @description The key the caller gave the item. */
+            key: string;
+            /** @description Its position in the batch. */
+            index: number;
+            status: components["schemas"]["OperationItemStatus"];
+            error: components["schemas"]["ErrorObject"] | null;
+            /** @description A failed item that a resume of the operation runs again. */
+            retryable: boolean;
+            /** @description What the item did, e.g. `{"user_id": "7", "created": true}`. */
+            result: {
+                [key: string]: unknown;
+            } | null;
+            /** @description The attempt that processed it. */
+            attempt: number | null;
+            updated_at: components["schemas"]["Timestamp"];
+        };
+        OperationAttempt: {
+            /** @constant */
+            object: "operation_attempt";
+            number: number;
+            /** @enum {string} */
+            origin: "automatic" | "manual" | "replay";
+            status: components["schemas"]["OperationStatus"];
+            created_at: components["schemas"]["Timestamp"];
+            started_at: components["schemas"]["NullableTimestamp"];
+            finished_at: components["schemas"]["NullableTimestamp"];
+        };
+        /**
+         * @example {
+         *       "type": "users.upsert",
+         *       "items": [
+         *         {
+         *           "key": "row-1",
+         *           "payload": {
+         *             "email": "ana@example.com",
+         *             "name": "Ana Souza"
+         *           }
+         *         }
+         *       ]
+         *     }
+         */
+        BatchCreate: {
+            /** @description One of `users.upsert`, `tags.assign`, `product.publish_all` (422 `operation_type_unknown` otherwise). */
+            type: string;
+            /** @description At most 1,000 (422 `too_many_items`; `product.publish_all` takes 1). */
+            items: {
+                /** @description Unique in the batch. */
+                key: string;
+                /** @description Shaped by the type: see `x-payload-schemas`. */
+                payload: Record<string, never>;
+            }[];
+        };
+        /** @description The user with this email (case-insensitive) gets these fields, or is created. */
+        UsersUpsertPayload: components["schemas"]["UserCreate"];
+        TagsAssignPayload: {
+            user_id: components["schemas"]["Id"];
+            tag_id: components["schemas"]["Id"];
+        };
+        ProductPublishAllPayload: {
+            product_id: components["schemas"]["Id"];
         };
         Capabilities: {
             /** @constant */
@@ -702,6 +1205,238 @@ export interface components {
         TagUpdate: {
             name: string;
         };
+        /**
+         * @description `draft` is hidden from students; `published` is shown.
+         * @enum {string}
+         */
+        PublicationStatus: "published" | "draft";
+        /**
+         * @description A `group` holds modules; a `module` holds lessons.
+         * @enum {string}
+         */
+        ModuleKind: "group" | "module";
+        /**
+         * @example {
+         *       "object": "product",
+         *       "id": "3",
+         *       "name": "Python from zero",
+         *       "description": "Twelve weeks, one project.",
+         *       "status": "draft",
+         *       "replica": false,
+         *       "modules_count": 4,
+         *       "revision": "5d41402a",
+         *       "created_at": "2026-11-01T08:00:00.000Z",
+         *       "updated_at": "2026-11-01T08:00:00.000Z"
+         *     }
+         */
+        Product: {
+            /** @constant */
+            object: "product";
+            id: components["schemas"]["Id"];
+            name: string;
+            description: string | null;
+            status: components["schemas"]["PublicationStatus"];
+            /** @description A copy of a product of the account this account replicates: only `status` can change here; the rest follows the source. */
+            replica: boolean;
+            /** @description Groups and modules outside the trash. */
+            modules_count: number;
+            revision: components["schemas"]["Revision"];
+            created_at: components["schemas"]["Timestamp"];
+            updated_at: components["schemas"]["Timestamp"];
+        };
+        ProductResponse: {
+            data: components["schemas"]["Product"];
+        };
+        /**
+         * @example {
+         *       "name": "Python from zero",
+         *       "description": "Twelve weeks, one project."
+         *     }
+         */
+        ProductCreate: {
+            name: string;
+            description?: string | null;
+            /** @default draft */
+            status: components["schemas"]["PublicationStatus"];
+        };
+        /**
+         * @example {
+         *       "status": "published"
+         *     }
+         */
+        ProductUpdate: {
+            name?: string;
+            description?: string | null;
+            status?: components["schemas"]["PublicationStatus"];
+        };
+        /**
+         * @example {
+         *       "object": "module",
+         *       "id": "41",
+         *       "product_id": "3",
+         *       "parent_id": "40",
+         *       "image": "https://cdn.example.com/modules/41.png",
+         *       "revision": "8f14e45f",
+         *       "kind": "module",
+         *       "status": "published",
+         *       "name": "Variables and types",
+         *       "position": 1,
+         *       "lessons_count": 0,
+         *       "deleted": false,
+         *       "settings": {
+         *         "drip_days": 7
+         *       },
+         *       "created_at": "2026-11-01T08:00:00.000Z",
+         *       "updated_at": "2026-11-01T08:00:00.000Z"
+         *     }
+         */
+        Module: {
+            /** @constant */
+            object: "module";
+            id: components["schemas"]["Id"];
+            product_id: components["schemas"]["Id"];
+            /** @description The group it is in; null at the top level. */
+            parent_id: string | null;
+            /** @description URL of the cover image. */
+            image: string | null;
+            revision: components["schemas"]["Revision"];
+            kind: components["schemas"]["ModuleKind"];
+            status: components["schemas"]["PublicationStatus"];
+            name: string;
+            /** @description Place among the modules of the same parent, from 1. */
+            position: number;
+            lessons_count: number;
+            /** @description In the trash. */
+            deleted: boolean;
+            /** @description Free-form settings, as stored. */
+            settings: {
+                [key: string]: unknown;
+            } | null;
+            created_at: components["schemas"]["Timestamp"];
+            updated_at: components["schemas"]["Timestamp"];
+        };
+        ModuleResponse: {
+            data: components["schemas"]["Module"];
+        };
+        /**
+         * @example {
+         *       "name": "Variables and types",
+         *       "kind": "module",
+         *       "parent_id": "40"
+         *     }
+         */
+        ModuleCreate: {
+            name: string;
+            kind: components["schemas"]["ModuleKind"];
+            /** @description A group of the same product; null or absent for the top level. */
+            parent_id?: string | null;
+            /** @default draft */
+            status: components["schemas"]["PublicationStatus"];
+            /** @description Free-form settings, stored and returned as given. */
+            settings?: {
+                [key: string]: unknown;
+            } | null;
+            /**
+             * Format: uri
+             * @description URL of the cover image (http or https).
+             */
+            image?: string | null;
+        };
+        /**
+         * @example {
+         *       "status": "published"
+         *     }
+         */
+        ModuleUpdate: {
+            name?: string;
+            /** @description Moves the module to the end of this group (null for the top level). */
+            parent_id?: string | null;
+            status?: components["schemas"]["PublicationStatus"];
+            settings?: {
+                [key: string]: unknown;
+            } | null;
+            /** Format: uri */
+            image?: string | null;
+            /** @description `true` moves the module to the trash, `false` restores it. */
+            deleted?: boolean;
+        };
+        /**
+         * @example {
+         *       "parent_id": null,
+         *       "module_ids": [
+         *         "40",
+         *         "44",
+         *         "42"
+         *       ]
+         *     }
+         */
+        ModuleOrder: {
+            /** @description The group whose modules are ordered; null or absent for the top level. */
+            parent_id?: string | null;
+            /** @description Every module of that parent outside the trash, each once, in the new order. */
+            module_ids: components["schemas"]["Id"][];
+        };
+        /**
+         * @example {
+         *       "object": "access_schedule",
+         *       "id": "9",
+         *       "product_id": "3",
+         *       "tag_id": "27",
+         *       "revision": "1f0e3dad.9a1c",
+         *       "name": "Python from zero",
+         *       "default": true,
+         *       "deleted": false,
+         *       "deliveries": [],
+         *       "deliveries_count": 0,
+         *       "rules_count": 0,
+         *       "created_at": "2026-11-01T08:00:00.000Z",
+         *       "updated_at": "2026-11-01T08:00:00.000Z"
+         *     }
+         */
+        AccessSchedule: {
+            /** @constant */
+            object: "access_schedule";
+            id: components["schemas"]["Id"];
+            product_id: components["schemas"]["Id"];
+            /** @description The schedule's tag; students with this tag have access under this schedule. */
+            tag_id: components["schemas"]["Id"];
+            revision: components["schemas"]["Revision"];
+            /** @description The name of its tag. */
+            name: string;
+            /** @description The schedule the product was created with. */
+            default: boolean;
+            /** @description In the trash. */
+            deleted: boolean;
+            /** @description Deliveries (sales) that grant this schedule. */
+            deliveries: {
+                id: components["schemas"]["Id"];
+            }[];
+            deliveries_count: number;
+            rules_count: number;
+            created_at: components["schemas"]["Timestamp"];
+            updated_at: components["schemas"]["Timestamp"];
+        };
+        AccessScheduleResponse: {
+            data: components["schemas"]["AccessSchedule"];
+        };
+        /**
+         * @example {
+         *       "name": "Python from zero - yearly"
+         *     }
+         */
+        AccessScheduleCreate: {
+            name: string;
+        };
+        /**
+         * @example {
+         *       "deleted": false
+         *     }
+         */
+        AccessScheduleUpdate: {
+            name?: string;
+            /** @description `false` restores the schedule from the trash; `true` moves it there. */
+            deleted?: boolean;
+        };
     };
     responses: {
         /** @description The request is malformed (`malformed_json`, `json_too_deep`, `invalid_utf8`, `unknown_parameter`, `invalid_cursor`). */
@@ -794,6 +1529,14 @@ export interface components {
         UserId: components["schemas"]["Id"];
         /** @description Identifier of a tag. */
         TagId: components["schemas"]["Id"];
+        /** @description Identifier of an operation. */
+        OperationId: components["schemas"]["Id"];
+        /** @description Identifier of a product. */
+        ProductId: components["schemas"]["Id"];
+        /** @description Identifier of a module or group. */
+        ModuleId: components["schemas"]["Id"];
+        /** @description Identifier of an access schedule. */
+        AccessScheduleId: components["schemas"]["Id"];
     };
     requestBodies: never;
     headers: {
@@ -1594,6 +2337,848 @@ export interface operations {
             404: components["responses"]["NotFound"];
             409: components["responses"]["Conflict"];
             412: components["responses"]["PreconditionFailed"];
+            422: components["responses"]["Unprocessable"];
+            default: components["responses"]["Error"];
+        };
+    };
+    listProducts: {
+        parameters: {
+            query?: {
+                /** @description Page size. */
+                limit?: components["parameters"]["Limit"];
+                /** @description Opaque cursor from `page.next_cursor` or `page.prev_cursor`; valid 24 hours, for the same sort and filters. */
+                cursor?: components["parameters"]["Cursor"];
+                /** @description Order of the list; `-created_at` (newest first) by default. */
+                sort?: "created_at" | "-created_at";
+                /** @description Only products with this status. */
+                status?: components["schemas"]["PublicationStatus"];
+            };
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description A page of products. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        data: components["schemas"]["Product"][];
+                        page: components["schemas"]["Page"];
+                    };
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            422: components["responses"]["Unprocessable"];
+            default: components["responses"]["Error"];
+        };
+    };
+    createProduct: {
+        parameters: {
+            query?: never;
+            header: {
+                /** @description Unique key of this request, remembered 48 hours per credential. */
+                "Idempotency-Key": components["parameters"]["IdempotencyKey"];
+            };
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["ProductCreate"];
+            };
+        };
+        responses: {
+            /** @description The product. */
+            201: {
+                headers: {
+                    ETag: components["headers"]["ETag"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ProductResponse"];
+                };
+            };
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            409: components["responses"]["Conflict"];
+            422: components["responses"]["Unprocessable"];
+            default: components["responses"]["Error"];
+        };
+    };
+    getProduct: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description Identifier of a product. */
+                product_id: components["parameters"]["ProductId"];
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The product. */
+            200: {
+                headers: {
+                    ETag: components["headers"]["ETag"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ProductResponse"];
+                };
+            };
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            404: components["responses"]["NotFound"];
+            default: components["responses"]["Error"];
+        };
+    };
+    deleteProduct: {
+        parameters: {
+            query?: never;
+            header?: {
+                /** @description The ETag last seen; a different current revision answers 412 `revision_mismatch`. */
+                "If-Match"?: components["parameters"]["IfMatch"];
+                /** @description Unique key of this request, remembered 48 hours per credential. */
+                "Idempotency-Key"?: components["parameters"]["IdempotencyKeyOptional"];
+            };
+            path: {
+                /** @description Identifier of a product. */
+                product_id: components["parameters"]["ProductId"];
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Deleted. */
+            204: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            404: components["responses"]["NotFound"];
+            412: components["responses"]["PreconditionFailed"];
+            default: components["responses"]["Error"];
+        };
+    };
+    updateProduct: {
+        parameters: {
+            query?: never;
+            header?: {
+                /** @description The ETag last seen; a different current revision answers 412 `revision_mismatch`. */
+                "If-Match"?: components["parameters"]["IfMatch"];
+                /** @description Unique key of this request, remembered 48 hours per credential. */
+                "Idempotency-Key"?: components["parameters"]["IdempotencyKeyOptional"];
+            };
+            path: {
+                /** @description Identifier of a product. */
+                product_id: components["parameters"]["ProductId"];
+            };
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["ProductUpdate"];
+            };
+        };
+        responses: {
+            /** @description The updated product. */
+            200: {
+                headers: {
+                    ETag: components["headers"]["ETag"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ProductResponse"];
+                };
+            };
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            404: components["responses"]["NotFound"];
+            412: components["responses"]["PreconditionFailed"];
+            422: components["responses"]["Unprocessable"];
+            default: components["responses"]["Error"];
+        };
+    };
+    listModules: {
+        parameters: {
+            query?: {
+                /** @description Page size. */
+                limit?: components["parameters"]["Limit"];
+                /** @description Opaque cursor from `page.next_cursor` or `page.prev_cursor`; valid 24 hours, for the same sort and filters. */
+                cursor?: components["parameters"]["Cursor"];
+                /** @description Order of the list; `position` by default. */
+                sort?: "position" | "-position";
+                /** @description Only the modules inside this group; `null` for the top level. */
+                parent_id?: string;
+                /** @description Only modules with this status. */
+                status?: components["schemas"]["PublicationStatus"];
+                /** @description Only groups or only modules. */
+                kind?: components["schemas"]["ModuleKind"];
+                /** @description `false` (default): modules outside the trash; `true`: only the trash. */
+                deleted?: boolean;
+            };
+            header?: never;
+            path: {
+                /** @description Identifier of a product. */
+                product_id: components["parameters"]["ProductId"];
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description A page of modules. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        data: components["schemas"]["Module"][];
+                        page: components["schemas"]["Page"];
+                    };
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            404: components["responses"]["NotFound"];
+            422: components["responses"]["Unprocessable"];
+            default: components["responses"]["Error"];
+        };
+    };
+    createModule: {
+        parameters: {
+            query?: never;
+            header: {
+                /** @description Unique key of this request, remembered 48 hours per credential. */
+                "Idempotency-Key": components["parameters"]["IdempotencyKey"];
+            };
+            path: {
+                /** @description Identifier of a product. */
+                product_id: components["parameters"]["ProductId"];
+            };
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["ModuleCreate"];
+            };
+        };
+        responses: {
+            /** @description The module. */
+            201: {
+                headers: {
+                    ETag: components["headers"]["ETag"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ModuleResponse"];
+                };
+            };
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            404: components["responses"]["NotFound"];
+            422: components["responses"]["Unprocessable"];
+            default: components["responses"]["Error"];
+        };
+    };
+    getModule: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description Identifier of a product. */
+                product_id: components["parameters"]["ProductId"];
+                /** @description Identifier of a module or group. */
+                module_id: components["parameters"]["ModuleId"];
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The module. */
+            200: {
+                headers: {
+                    ETag: components["headers"]["ETag"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ModuleResponse"];
+                };
+            };
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            404: components["responses"]["NotFound"];
+            default: components["responses"]["Error"];
+        };
+    };
+    deleteModule: {
+        parameters: {
+            query?: never;
+            header?: {
+                /** @description The ETag last seen; a different current revision answers 412 `revision_mismatch`. */
+                "If-Match"?: components["parameters"]["IfMatch"];
+                /** @description Unique key of this request, remembered 48 hours per credential. */
+                "Idempotency-Key"?: components["parameters"]["IdempotencyKeyOptional"];
+            };
+            path: {
+                /** @description Identifier of a product. */
+                product_id: components["parameters"]["ProductId"];
+                /** @description Identifier of a module or group. */
+                module_id: components["parameters"]["ModuleId"];
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description In the trash. */
+            204: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            404: components["responses"]["NotFound"];
+            412: components["responses"]["PreconditionFailed"];
+            default: components["responses"]["Error"];
+        };
+    };
+    updateModule: {
+        parameters: {
+            query?: never;
+            header?: {
+                /** @description The ETag last seen; a different current revision answers 412 `revision_mismatch`. */
+                "If-Match"?: components["parameters"]["IfMatch"];
+                /** @description Unique key of this request, remembered 48 hours per credential. */
+                "Idempotency-Key"?: components["parameters"]["IdempotencyKeyOptional"];
+            };
+            path: {
+                /** @description Identifier of a product. */
+                product_id: components["parameters"]["ProductId"];
+                /** @description Identifier of a module or group. */
+                module_id: components["parameters"]["ModuleId"];
+            };
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["ModuleUpdate"];
+            };
+        };
+        responses: {
+            /** @description The updated module. */
+            200: {
+                headers: {
+                    ETag: components["headers"]["ETag"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ModuleResponse"];
+                };
+            };
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            404: components["responses"]["NotFound"];
+            409: components["responses"]["Conflict"];
+            412: components["responses"]["PreconditionFailed"];
+            422: components["responses"]["Unprocessable"];
+            default: components["responses"]["Error"];
+        };
+    };
+    reorderModules: {
+        parameters: {
+            query?: never;
+            header?: {
+                /** @description Unique key of this request, remembered 48 hours per credential. */
+                "Idempotency-Key"?: components["parameters"]["IdempotencyKeyOptional"];
+            };
+            path: {
+                /** @description Identifier of a product. */
+                product_id: components["parameters"]["ProductId"];
+            };
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["ModuleOrder"];
+            };
+        };
+        responses: {
+            /** @description The modules of that parent, in their new order. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        data: components["schemas"]["Module"][];
+                    };
+                };
+            };
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            404: components["responses"]["NotFound"];
+            422: components["responses"]["Unprocessable"];
+            default: components["responses"]["Error"];
+        };
+    };
+    listAccessSchedules: {
+        parameters: {
+            query?: {
+                /** @description Page size. */
+                limit?: components["parameters"]["Limit"];
+                /** @description Opaque cursor from `page.next_cursor` or `page.prev_cursor`; valid 24 hours, for the same sort and filters. */
+                cursor?: components["parameters"]["Cursor"];
+                /** @description Order of the list; `created_at` (oldest first) by default. */
+                sort?: "created_at" | "-created_at";
+                /** @description `false` (default): schedules outside the trash; `true`: only the trash. */
+                deleted?: boolean;
+            };
+            header?: never;
+            path: {
+                /** @description Identifier of a product. */
+                product_id: components["parameters"]["ProductId"];
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description A page of access schedules. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        data: components["schemas"]["AccessSchedule"][];
+                        page: components["schemas"]["Page"];
+                    };
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            404: components["responses"]["NotFound"];
+            422: components["responses"]["Unprocessable"];
+            default: components["responses"]["Error"];
+        };
+    };
+    createAccessSchedule: {
+        parameters: {
+            query?: never;
+            header: {
+                /** @description Unique key of this request, remembered 48 hours per credential. */
+                "Idempotency-Key": components["parameters"]["IdempotencyKey"];
+            };
+            path: {
+                /** @description Identifier of a product. */
+                product_id: components["parameters"]["ProductId"];
+            };
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["AccessScheduleCreate"];
+            };
+        };
+        responses: {
+            /** @description The access schedule. */
+            201: {
+                headers: {
+                    ETag: components["headers"]["ETag"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["AccessScheduleResponse"];
+                };
+            };
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            404: components["responses"]["NotFound"];
+            409: components["responses"]["Conflict"];
+            422: components["responses"]["Unprocessable"];
+            default: components["responses"]["Error"];
+        };
+    };
+    getAccessSchedule: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description Identifier of a product. */
+                product_id: components["parameters"]["ProductId"];
+                /** @description Identifier of an access schedule. */
+                access_schedule_id: components["parameters"]["AccessScheduleId"];
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The access schedule. */
+            200: {
+                headers: {
+                    ETag: components["headers"]["ETag"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["AccessScheduleResponse"];
+                };
+            };
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            404: components["responses"]["NotFound"];
+            default: components["responses"]["Error"];
+        };
+    };
+    deleteAccessSchedule: {
+        parameters: {
+            query?: never;
+            header?: {
+                /** @description The ETag last seen; a different current revision answers 412 `revision_mismatch`. */
+                "If-Match"?: components["parameters"]["IfMatch"];
+                /** @description Unique key of this request, remembered 48 hours per credential. */
+                "Idempotency-Key"?: components["parameters"]["IdempotencyKeyOptional"];
+            };
+            path: {
+                /** @description Identifier of a product. */
+                product_id: components["parameters"]["ProductId"];
+                /** @description Identifier of an access schedule. */
+                access_schedule_id: components["parameters"]["AccessScheduleId"];
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description In the trash. */
+            204: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            404: components["responses"]["NotFound"];
+            409: components["responses"]["Conflict"];
+            412: components["responses"]["PreconditionFailed"];
+            default: components["responses"]["Error"];
+        };
+    };
+    updateAccessSchedule: {
+        parameters: {
+            query?: never;
+            header?: {
+                /** @description The ETag last seen; a different current revision answers 412 `revision_mismatch`. */
+                "If-Match"?: components["parameters"]["IfMatch"];
+                /** @description Unique key of this request, remembered 48 hours per credential. */
+                "Idempotency-Key"?: components["parameters"]["IdempotencyKeyOptional"];
+            };
+            path: {
+                /** @description Identifier of a product. */
+                product_id: components["parameters"]["ProductId"];
+                /** @description Identifier of an access schedule. */
+                access_schedule_id: components["parameters"]["AccessScheduleId"];
+            };
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["AccessScheduleUpdate"];
+            };
+        };
+        responses: {
+            /** @description The access schedule. */
+            200: {
+                headers: {
+                    ETag: components["headers"]["ETag"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["AccessScheduleResponse"];
+                };
+            };
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            404: components["responses"]["NotFound"];
+            409: components["responses"]["Conflict"];
+            412: components["responses"]["PreconditionFailed"];
+            422: components["responses"]["Unprocessable"];
+            default: components["responses"]["Error"];
+        };
+    };
+    createProductPublication: {
+        parameters: {
+            query?: never;
+            header: {
+                /** @description Unique key of this request, remembered 48 hours per credential. */
+                "Idempotency-Key": components["parameters"]["IdempotencyKey"];
+            };
+            path: {
+                /** @description Identifier of a product. */
+                product_id: components["parameters"]["ProductId"];
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The publication, queued. */
+            202: {
+                headers: {
+                    /** @description The operation's URL. */
+                    Location?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["OperationResponse"];
+                };
+            };
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            404: components["responses"]["NotFound"];
+            409: components["responses"]["Conflict"];
+            422: components["responses"]["Unprocessable"];
+            default: components["responses"]["Error"];
+        };
+    };
+    createSandboxReset: {
+        parameters: {
+            query?: never;
+            header: {
+                /** @description Unique key of this request, remembered 48 hours per credential. */
+                "Idempotency-Key": components["parameters"]["IdempotencyKey"];
+            };
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The reset, queued. */
+            202: {
+                headers: {
+                    /** @description The operation's URL. */
+                    Location?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["OperationResponse"];
+                };
+            };
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            409: components["responses"]["Conflict"];
+            422: components["responses"]["Unprocessable"];
+            default: components["responses"]["Error"];
+        };
+    };
+    createBatchOperation: {
+        parameters: {
+            query?: never;
+            header: {
+                /** @description Unique key of this request, remembered 48 hours per credential. */
+                "Idempotency-Key": components["parameters"]["IdempotencyKey"];
+            };
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["BatchCreate"];
+            };
+        };
+        responses: {
+            /** @description The operation, queued. */
+            202: {
+                headers: {
+                    /** @description The operation's URL. */
+                    Location?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["OperationResponse"];
+                };
+            };
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            409: components["responses"]["Conflict"];
+            422: components["responses"]["Unprocessable"];
+            default: components["responses"]["Error"];
+        };
+    };
+    getOperation: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description Identifier of an operation. */
+                operation_id: components["parameters"]["OperationId"];
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The operation. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["OperationResponse"];
+                };
+            };
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            404: components["responses"]["NotFound"];
+            default: components["responses"]["Error"];
+        };
+    };
+    updateOperation: {
+        parameters: {
+            query?: never;
+            header?: {
+                /** @description Unique key of this request, remembered 48 hours per credential. */
+                "Idempotency-Key"?: components["parameters"]["IdempotencyKeyOptional"];
+            };
+            path: {
+                /** @description Identifier of an operation. */
+                operation_id: components["parameters"]["OperationId"];
+            };
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": {
+                    /** @constant */
+                    cancellation_requested: true;
+                };
+            };
+        };
+        responses: {
+            /** @description The operation. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["OperationResponse"];
+                };
+            };
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            404: components["responses"]["NotFound"];
+            422: components["responses"]["Unprocessable"];
+            default: components["responses"]["Error"];
+        };
+    };
+    listOperationItems: {
+        parameters: {
+            query?: {
+                /** @description Page size. */
+                limit?: components["parameters"]["Limit"];
+                /** @description Opaque cursor from `page.next_cursor` or `page.prev_cursor`; valid 24 hours, for the same sort and filters. */
+                cursor?: components["parameters"]["Cursor"];
+                /** @description Only items in this status. */
+                status?: components["schemas"]["OperationItemStatus"];
+            };
+            header?: never;
+            path: {
+                /** @description Identifier of an operation. */
+                operation_id: components["parameters"]["OperationId"];
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description A page of items. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        data: components["schemas"]["OperationItem"][];
+                        page: components["schemas"]["Page"];
+                    };
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            404: components["responses"]["NotFound"];
+            422: components["responses"]["Unprocessable"];
+            default: components["responses"]["Error"];
+        };
+    };
+    listOperationAttempts: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description Identifier of an operation. */
+                operation_id: components["parameters"]["OperationId"];
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The attempts. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        data: components["schemas"]["OperationAttempt"][];
+                    };
+                };
+            };
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            404: components["responses"]["NotFound"];
+            default: components["responses"]["Error"];
+        };
+    };
+    resumeOperation: {
+        parameters: {
+            query?: never;
+            header: {
+                /** @description Unique key of this request, remembered 48 hours per credential. */
+                "Idempotency-Key": components["parameters"]["IdempotencyKey"];
+            };
+            path: {
+                /** @description Identifier of an operation. */
+                operation_id: components["parameters"]["OperationId"];
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The operation, queued for its new attempt. */
+            202: {
+                headers: {
+                    /** @description The operation's URL. */
+                    Location?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["OperationResponse"];
+                };
+            };
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            404: components["responses"]["NotFound"];
+            409: components["responses"]["Conflict"];
             422: components["responses"]["Unprocessable"];
             default: components["responses"]["Error"];
         };

@@ -11,12 +11,17 @@ import { migrate } from './db/migrate.ts';
 import { closeSideConnections } from './db/statements.ts';
 import { createLogger, type Logger } from './log.ts';
 import { createServices } from './services.ts';
+import { startWorkers } from './tasks/index.ts';
 import { common } from './http/common.ts';
 import { buildCatalog } from './http/v3/catalog.ts';
 import { v3Pipeline } from './http/v3/pipeline.ts';
 import { metaHandlers } from './http/v3/handlers/meta.ts';
 import { credentialHandlers } from './http/v3/handlers/credentials.ts';
 import { userHandlers } from './http/v3/handlers/users.ts';
+import { catalogHandlers } from './http/v3/handlers/catalog.ts';
+import { operationHandlers } from './http/v3/handlers/operations.ts';
+import { payloadChecks } from './http/v3/payloads.ts';
+import { asyncHandlers } from './http/v3/handlers/async.ts';
 import { legacyRoutes } from './http/legacy/index.ts';
 import { createOAuth } from './oauth/index.ts';
 import type { Handlers } from './http/v3/handlers/types.ts';
@@ -42,12 +47,12 @@ const CLIENT_GONE = new Set(['ECONNRESET', 'EPIPE', 'ECONNABORTED', 'HPE_INVALID
 export async function createApp(config: Config, options: AppOptions = {}) {
   const clock = options.clock ?? systemClock;
   const logger = options.logger ?? createLogger(config.logLevel);
-  const db = options.db ?? createDb(config.databaseUrl);
+  const db = options.db ?? createDb(config.databaseUrl, { schema: config.databaseSchema });
   await migrate(db);
   const spec = options.spec ?? loadSpec();
   const release: string = spec.info.version;
   const catalog = buildCatalog(spec);
-  const services = await createServices({ config, db, clock });
+  const services = await createServices({ config, db, clock, logger });
   const { cursors } = services;
 
   const oauth = await createOAuth({
@@ -63,6 +68,9 @@ export async function createApp(config: Config, options: AppOptions = {}) {
     ...metaHandlers({ spec, release, catalog, audit: services.audit }),
     ...credentialHandlers(services.credentials, cursors),
     ...userHandlers(config.publicBaseUrl, services.users, services.tags),
+    ...catalogHandlers(services.catalog),
+    ...operationHandlers(services.operations, payloadChecks(spec)),
+    ...asyncHandlers(services.publications, services.sandbox),
   };
 
   const koa = new Koa();
@@ -105,8 +113,13 @@ export async function createApp(config: Config, options: AppOptions = {}) {
       await new Promise<void>((resolve) => server.listen(port, host, resolve));
       return (server.address() as { port: number }).port;
     },
-    /** Stops accepting, lets in-flight requests finish, then closes the database. */
+    /** Runs the background workers in this process (`npm start` unless WORKERS=false). */
+    async startWorkers(): Promise<void> {
+      await startWorkers(services);
+    },
+    /** Stops accepting, lets in-flight requests and running jobs finish, closes the database. */
     async close(): Promise<void> {
+      await services.jobs.close();
       if (server.listening) {
         await new Promise<void>((resolve) => {
           server.close(() => resolve());

@@ -5,6 +5,8 @@ export interface Config {
   host: string;
   port: number;
   databaseUrl: string;
+  /** PostgreSQL: the schema to use instead of the role's search_path (one database, several schools or test suites). */
+  databaseSchema: string | undefined;
   publicBaseUrl: string;
   filesDir: string;
   dataDir: string;
@@ -36,6 +38,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     host,
     port,
     databaseUrl,
+    databaseSchema: env.DATABASE_SCHEMA || undefined,
     publicBaseUrl: (env.PUBLIC_BASE_URL || `http://${host}:${port}`).replace(/\/$/, ''),
     filesDir: env.FILES_DIR || path.join(dataDir, 'files'),
     dataDir,

@@ -1,5 +1,6 @@
 // Entry: load config, open the database (migrations run in createApp), bootstrap an empty
-// database with a demo account, serve HTTP, and shut down gracefully on SIGTERM/SIGINT.
+// database with a demo account, serve HTTP, run the workers in-process (unless WORKERS=false),
+// and shut down gracefully on SIGTERM/SIGINT.
 import net from 'node:net';
 import { loadConfig } from './config.ts';
 import { createApp } from './app.ts';
@@ -27,14 +28,18 @@ if (config.port === 0 && !process.env.PUBLIC_BASE_URL) {
 const app = await createApp(config);
 await bootstrapDemo(app.services.accounts, app.logger, config);
 const port = await app.listen();
-app.logger.info({ host: config.host, port, release: app.release }, 'School Platform API listening');
+if (config.workers) await app.startWorkers();
+app.logger.info(
+  { host: config.host, port, release: app.release, workers: config.workers },
+  'School Platform API listening',
+);
 
 let stopping = false;
 for (const signal of ['SIGTERM', 'SIGINT'] as const) {
   process.on(signal, async () => {
     if (stopping) return;
     stopping = true;
-    app.logger.info({ signal }, 'shutting down: finishing in-flight requests');
+    app.logger.info({ signal }, 'shutting down: finishing in-flight requests and jobs');
     await app.close();
     app.logger.info('stopped');
     process.exit(0);

@@ -1,4 +1,4 @@
-// The bootstrap admin CLI (DESIGN section 3): `npm run admin -- <group> <action> --flags`.
+// The bootstrap admin CLI: `npm run admin -- <group> <action> --flags`.
 // Contract for scripts: success prints exactly one JSON object on stdout and exits 0. A failure
 // prints a JSON `{"error":{"code","message"}}` line on stderr and exits 1; a bad command line
 // exits 2 and follows that line with the usage text. Nothing here logs: secrets reach stdout only.
@@ -8,7 +8,8 @@ import { isUniqueViolation } from '../db/dialect.ts';
 import { createDb, type Db } from '../db/knex.ts';
 import { migrate } from '../db/migrate.ts';
 import { closeSideConnections } from '../db/statements.ts';
-import { createServices } from '../services.ts';
+import { createServices, type Services } from '../services.ts';
+import { createLogger } from '../log.ts';
 import { isAppError } from '../errors.ts';
 import { errorMessage } from '../i18n/messages.ts';
 import { loadSecretsKey } from '../secrets-key.ts';
@@ -108,16 +109,23 @@ export async function runAdmin(argv: string[], io: Io = processIo): Promise<numb
   }
 
   let db: Db | undefined;
+  let services: Services | undefined;
   try {
     try {
-      db = createDb(config.databaseUrl);
+      db = createDb(config.databaseUrl, { schema: config.databaseSchema });
       // The CLI may run before the server ever did: bring the schema up to date first.
       await migrate(db);
     } catch (err) {
       io.stderr(errorLine('database_unavailable', (err as Error)?.message ?? String(err)));
       return 1;
     }
-    const services = await createServices({ config, db, clock: systemClock, secretsKey });
+    services = await createServices({
+      config,
+      db,
+      clock: systemClock,
+      logger: createLogger('silent'),
+      secretsKey,
+    });
     const result = await command.run(services, input);
     io.stdout(JSON.stringify(result) + '\n');
     return 0;
@@ -126,7 +134,8 @@ export async function runAdmin(argv: string[], io: Io = processIo): Promise<numb
     io.stderr(errorLine(e.code, e.message));
     return 1;
   } finally {
-    // Closing the pool is what lets the process exit on its own.
+    // Closing the pools is what lets the process exit on its own.
+    await services?.jobs.close();
     await db?.destroy();
     if (db) await closeSideConnections(db);
   }

@@ -1,4 +1,4 @@
-// Demo bootstrap on an empty database (DESIGN section 3): a demo account with a v3 credential, a
+// Demo bootstrap on an empty database: a demo account with a v3 credential, a
 // legacy API key and an administrator, whose secrets are printed once on stdout.
 import type { AccountsService } from '../domain/accounts/service.ts';
 import { randomBase62 } from '../domain/shared/ids.ts';

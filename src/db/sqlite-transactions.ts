@@ -43,6 +43,8 @@ export class SqliteTransactions {
   private readonly base: Db;
   /** Groups committed so far (tests and diagnostics). */
   commits = 0;
+  /** Called after every COMMIT (the SQLite job runner wakes on it: enqueued jobs are visible). */
+  readonly committed = new Set<() => void>();
 
   /**
    * @param jobTimeoutMs how long one job may hold the group. Past it the job fails and the group
@@ -188,6 +190,7 @@ export class SqliteTransactions {
       }
       statement(conn, 'COMMIT').run();
       this.commits++;
+      for (const listener of this.committed) listener();
     } catch (err) {
       failed = true;
       failure = err ?? new Error('the transaction failed');

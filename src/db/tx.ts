@@ -10,9 +10,20 @@ const groups = new WeakMap<Db, SqliteTransactions>();
  */
 export function transaction<T>(db: Db, fn: (tx: Tx) => Promise<T>): Promise<T> {
   if (isPostgres(db)) return db.transaction(fn);
+  return sqliteGroup(db).run(fn);
+}
+
+function sqliteGroup(db: Db): SqliteTransactions {
   let group = groups.get(db);
   if (!group) groups.set(db, (group = new SqliteTransactions(db)));
-  return group.run(fn);
+  return group;
+}
+
+/** SQLite: calls fn after every committed transaction(); returns the unsubscribe function. */
+export function onSqliteCommit(db: Db, fn: () => void): () => void {
+  const { committed } = sqliteGroup(db);
+  committed.add(fn);
+  return () => committed.delete(fn);
 }
 
 /**

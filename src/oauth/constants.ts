@@ -1,4 +1,4 @@
-// The fixed values of the authorization server (specification: v3 human mode; DESIGN.md 4).
+// The fixed values of the authorization server (specification: v3 human mode; spec/DECISIONS.md, OAuth).
 export const CLIENT_ID = 'service-cli';
 export const AUDIENCE = 'service-api-v3';
 export const ACCESS_TOKEN_SECONDS = 3600;

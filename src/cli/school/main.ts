@@ -1,10 +1,12 @@
-// `npm run school -- <command>`: login, whoami, logout. Human mode always pairs the administrator's
-// access token with an API credential (--api-key or SCHOOL_API_KEY), which is never stored.
+// `npm run school -- <command>`: login, whoami, logout, operations watch. Human mode always pairs
+// the administrator's access token with an API credential (--api-key or SCHOOL_API_KEY), which is
+// never stored.
 import { parseArgs } from 'node:util';
 import * as oauth from 'oauth4webapi';
 import { login } from './login.ts';
 import { CliError, Server, accessToken } from './oauth-client.ts';
 import { TokenStore, configDir } from './store.ts';
+import { watch } from './watch.ts';
 
 const USAGE = `Usage: npm run school -- <command> [options]
 
@@ -12,6 +14,10 @@ Commands:
   login     sign in as an administrator in the browser and store tokens
   whoami    show the credential and administrator of a human-mode call
   logout    revoke the stored tokens and forget them
+  operations watch ID
+            follow an operation with a progress bar until it finishes (every 2 s for
+            30 s, then every 10 s); exit 0 only when it succeeded. Uses the stored
+            login (human mode) when there is one, else the API key alone.
 
 Options:
   --base-url URL   server (env SCHOOL_BASE_URL; default http://127.0.0.1:3000)
@@ -24,6 +30,8 @@ export interface Io {
   out: (line: string) => void;
   err: (line: string) => void;
   env: NodeJS.ProcessEnv;
+  /** Where progress bars are drawn (default: stderr). */
+  bars?: NodeJS.WritableStream;
 }
 
 const defaultIo: Io = {
@@ -82,6 +90,29 @@ export async function main(argv: string[], io: Io = defaultIo): Promise<number> 
         );
       case 'logout':
         return await logout(server, store, io);
+      case 'operations': {
+        const apiKey = values['api-key'] ?? io.env.SCHOOL_API_KEY;
+        if (positionals[1] !== 'watch' || !positionals[2]) {
+          io.err(`Usage: npm run school -- operations watch ID\n\n${USAGE}`);
+          return 2;
+        }
+        if (!apiKey) {
+          io.err('error: pass --api-key or set SCHOOL_API_KEY');
+          return 2;
+        }
+        const human = store.get(server.baseUrl) !== undefined;
+        return await watch({
+          baseUrl,
+          id: positionals[2],
+          io,
+          stream: io.bars,
+          intervalMs: io.env.SCHOOL_POLL_MS ? Number(io.env.SCHOOL_POLL_MS) : undefined,
+          headers: async (): Promise<Record<string, string>> =>
+            human
+              ? { 'x-api-key': apiKey, authorization: `Bearer ${await accessToken(server, store)}` }
+              : { authorization: `Bearer ${apiKey}` },
+        });
+      }
       default:
         io.err(`Unknown command: ${command}\n\n${USAGE}`);
         return 2;

@@ -1,4 +1,4 @@
-// Idempotency keys (specification: Idempotency key; DESIGN.md section 4). A key is remembered
+// Idempotency keys (specification: Idempotency key; spec/DECISIONS.md, Idempotency). A key is remembered
 // 48 h per credential. The first request holds a lock; its result is recorded in the same
 // transaction as its effects, so a crash leaves either both or neither.
 // - PostgreSQL: the lock is a committed row, shared by every instance, with a lease. A lock left
@@ -110,7 +110,6 @@ export class IdempotencyService {
       if (memoryToken) {
         const rec = await repo.find(this.db, credentialId, key);
         if (!rec) {
-          this.sweepSometimes(now);
           return { kind: 'execute', token: memoryToken };
         }
         const outcome = await this.existing(rec, hash, memoryToken, now);
@@ -126,7 +125,6 @@ export class IdempotencyService {
         now: now.toISOString(),
       });
       if (locked) {
-        this.sweepSometimes(now);
         return { kind: 'execute', token };
       }
       const rec = await repo.find(this.db, credentialId, key);
@@ -170,11 +168,10 @@ export class IdempotencyService {
     throw new AppError('idempotency_in_progress');
   }
 
-  /** Keys are forgotten after 48 h; old rows are swept now and then instead of on a timer. */
-  private sweepSometimes(now: Date): void {
-    if (Math.random() >= 0.01) return;
-    const cutoff = new Date(now.getTime() - RETENTION_MS).toISOString();
-    void repo.purgeBefore(this.db, cutoff).catch(() => undefined);
+  /** Keys are forgotten after 48 h: the sweep.idempotency job deletes older records. */
+  async purgeExpired(): Promise<void> {
+    const cutoff = new Date(this.clock.now().getTime() - RETENTION_MS).toISOString();
+    await repo.purgeBefore(this.db, cutoff);
   }
 
   /**

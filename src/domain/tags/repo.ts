@@ -73,11 +73,17 @@ export const tagsRepo = {
     return q.update(changes);
   },
 
-  /** Deletes only an unused tag, in one statement, so a concurrent assignment cannot slip in. */
+  /**
+   * Deletes only an unused tag (no student has it, no access schedule owns it), in one statement,
+   * so a concurrent assignment cannot slip in.
+   */
   async removeUnused(tx: Tx, id: number, revision?: string): Promise<number> {
     const q = tx('tags')
       .where('id', id)
-      .whereNotExists(tx('user_tags').select(tx.raw('1')).where('user_tags.tag_id', id));
+      .whereNotExists(tx('user_tags').select(tx.raw('1')).where('user_tags.tag_id', id))
+      .whereNotExists(
+        tx('access_schedules').select(tx.raw('1')).where('access_schedules.tag_id', id),
+      );
     if (revision !== undefined) q.where('revision', revision);
     return q.delete();
   },

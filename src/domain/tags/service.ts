@@ -137,10 +137,12 @@ export class TagsService {
       if (t.usersCount > 0) throw new AppError('tag_in_use');
       const hit = await repo.removeUnused(tx, t.id, ifMatch === undefined ? undefined : t.revision);
       if (hit === 0) {
-        // Something changed since the read: a new assignment, a write, or a delete.
+        // Something changed since the read (a new assignment, a write, a delete), or an access
+        // schedule owns the tag (the same revision as read).
         const now = await repo.get(tx, accountId, t.id);
         if (!now) throw new AppError('not_found');
-        throw new AppError(now.usersCount > 0 ? 'tag_in_use' : 'revision_mismatch');
+        const inUse = now.usersCount > 0 || now.revision === t.revision;
+        throw new AppError(inUse ? 'tag_in_use' : 'revision_mismatch');
       }
     });
   }

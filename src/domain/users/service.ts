@@ -161,6 +161,25 @@ export class UsersService {
     });
   }
 
+  /**
+   * The batch type users.upsert: the user with this email (case-insensitive) gets the given
+   * fields, or is created with them.
+   */
+  async upsertByEmail(
+    accountId: number,
+    input: UserInput & { name: string; email: string },
+    opts: { tx?: Tx } = {},
+  ): Promise<{ user: User; created: boolean }> {
+    return inTransaction(this.db, opts.tx, async (tx) => {
+      const found = await repo.findByEmail(tx, accountId, input.email.toLowerCase());
+      if (!found) return { user: await this.create(accountId, input, { tx }), created: true };
+      return {
+        user: await this.update(accountId, found.id, input, undefined, { tx }),
+        created: false,
+      };
+    });
+  }
+
   /** Only present fields change; null clears an optional field; utm merges key by key. */
   async update(
     accountId: number,

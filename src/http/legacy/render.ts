@@ -1,4 +1,4 @@
-// The two legacy error envelopes, one renderer per generation (DESIGN section 4). Legacy clients
+// The two legacy error envelopes, one renderer per generation (spec/DECISIONS.md). Legacy clients
 // read the HTTP status twice (header and `code`), so both always agree.
 import type { Context } from 'koa';
 import { AppError, isAppError } from '../../errors.ts';

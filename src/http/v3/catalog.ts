@@ -7,6 +7,10 @@ const Ajv2020 = Ajv2020Import as unknown as typeof Ajv2020Import.default;
 const addFormats = addFormatsImport as unknown as typeof addFormatsImport.default;
 
 export type Idempotency = 'required' | 'accepted' | 'none';
+/** What a request carries: nothing, or a JSON document (uploads will add raw bytes). */
+export type BodyKind = 'none' | 'json';
+/** What a success answers: a JSON document (or nothing), or a stream of Server-Sent Events. */
+export type ResponseKind = 'json' | 'event-stream';
 
 export interface Deprecation {
   deprecatedAt: string;
@@ -20,7 +24,8 @@ export interface Operation {
   path: string;
   permissions: string[];
   idempotency: Idempotency;
-  hasBody: boolean;
+  bodyKind: BodyKind;
+  responseKind: ResponseKind;
   deprecation: Deprecation | null;
   queryNames: Set<string>;
   validateQuery: ValidateFunction;
@@ -30,7 +35,7 @@ export interface Operation {
 
 const METHODS = ['get', 'post', 'put', 'patch', 'delete'] as const;
 
-function newAjv(coerce: boolean, spec: object) {
+export function newAjv(coerce: boolean, spec: object) {
   const ajv = new Ajv2020({
     allErrors: true,
     strict: false,
@@ -85,6 +90,12 @@ function rewriteRefs(schema: any): any {
   return out;
 }
 
+function responseKind(spec: any, op: any): ResponseKind {
+  const success = Object.entries<any>(op.responses ?? {}).filter(([status]) => /^2/.test(status));
+  const streams = success.some(([, r]) => resolve(spec, r)?.content?.['text/event-stream']);
+  return streams ? 'event-stream' : 'json';
+}
+
 export function buildCatalog(spec: any): Operation[] {
   const strict = newAjv(false, spec);
   const coercing = newAjv(true, spec);
@@ -107,7 +118,8 @@ export function buildCatalog(spec: any): Operation[] {
         path,
         permissions: op['x-permissions'] ?? [],
         idempotency: method === 'POST' ? 'required' : method === 'GET' ? 'none' : 'accepted',
-        hasBody: Boolean(op.requestBody),
+        bodyKind: op.requestBody ? 'json' : 'none',
+        responseKind: responseKind(spec, op),
         deprecation:
           op.deprecated && op['x-sunset']
             ? {

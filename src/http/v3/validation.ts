@@ -96,19 +96,20 @@ function detailFor(e: ErrorObject, where: Where, locale: Locale): ErrorDetail | 
  */
 export const MAX_DETAILS = 100;
 
-export function check(
+/** The details of a failed validation, at most MAX_DETAILS; `prefix` places them in a larger body. */
+export function detailsOf(
   validate: ValidateFunction,
-  value: unknown,
   where: Where,
   locale: Locale,
-): void {
-  if (validate(value)) return;
+  prefix = '',
+): ErrorDetail[] {
   const details: ErrorDetail[] = [];
   const seen = new Set<string>();
   for (const e of validate.errors ?? []) {
     if (details.length === MAX_DETAILS) break;
     const d = detailFor(e, where, locale);
     if (!d) continue;
+    if (prefix && d.field !== undefined) d.field = d.field ? `${prefix}.${d.field}` : prefix;
     const key = `${d.field ?? d.parameter}|${d.code}`;
     if (seen.has(key)) continue;
     seen.add(key);
@@ -118,8 +119,19 @@ export function check(
   const badEmail = new Set(details.filter((d) => d.code === 'invalid_email').map((d) => d.field));
   if (badEmail.size) {
     const kept = details.filter((d) => !(d.code === 'invalid_format' && badEmail.has(d.field)));
-    details.splice(0, details.length, ...kept);
+    return kept;
   }
+  return details;
+}
+
+export function check(
+  validate: ValidateFunction,
+  value: unknown,
+  where: Where,
+  locale: Locale,
+): void {
+  if (validate(value)) return;
+  const details = detailsOf(validate, where, locale);
   const unknown = details.some((d) => d.code === 'unknown_field' || d.code === 'unknown_parameter');
   if (unknown)
     throw new AppError(where === 'field' ? 'unknown_field' : 'unknown_parameter', { details });

@@ -1,5 +1,6 @@
 // Handlers are typed by operationId from the generated types: a handler that returns a field the
 // spec lacks, or a status the operation does not declare, fails `tsc`.
+import type { Readable } from 'node:stream';
 import type { operations } from '../../../../generated/types.ts';
 import type { OperationId } from '../../../../generated/operations.ts';
 import type { Tx } from '../../../db/knex.ts';
@@ -24,7 +25,8 @@ type SuccessStatus<K extends OperationId> = Extract<keyof Responses<K>, 200 | 20
 export type Result<K extends OperationId> = {
   [S in SuccessStatus<K>]: Responses<K>[S] extends { content: { 'application/json': infer B } }
     ? { status: S; body: B; headers?: Record<string, string>; replayable?: false }
-    : { status: S; body?: undefined; headers?: Record<string, string> };
+    : // No JSON body: nothing, or (an event-stream operation) the stream to send.
+      { status: S; body?: undefined; headers?: Record<string, string>; stream?: Readable };
 }[SuccessStatus<K>];
 
 export interface HandlerContext<K extends OperationId> {

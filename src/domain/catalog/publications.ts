@@ -1,0 +1,32 @@
+// POST /products/{id}/publications: checks the product at once (404, 403 replica_readonly), then
+// publishes it as an asynchronous operation of type product.publish_all with one item.
+import type { Tx } from '../../db/engine.ts';
+import type { AuthContext } from '../auth.ts';
+import type { Operation } from '../operations/repo.ts';
+import type { OperationsService } from '../operations/service.ts';
+import { toId } from '../shared/ids.ts';
+import { replicaReadonly } from './errors.ts';
+import type { CatalogService } from './service.ts';
+
+export class PublicationsService {
+  constructor(
+    private readonly catalog: CatalogService,
+    private readonly operations: OperationsService,
+  ) {}
+
+  async publish(
+    auth: AuthContext,
+    productId: number | null,
+    opts: { tx?: Tx } = {},
+  ): Promise<Operation> {
+    const p = await this.catalog.get(auth.account.id, productId, opts.tx);
+    if (p.sourceId !== null) throw replicaReadonly();
+    const id = toId(p.id)!;
+    return this.operations.open(
+      auth,
+      'product.publish_all',
+      [{ key: id, payload: { product_id: id } }],
+      opts.tx,
+    );
+  }
+}

@@ -1,0 +1,85 @@
+// The batch types of POST /operations/batches: the permission each needs besides
+// operations.manage, how many items it takes, and what one item does. An item's effect runs in the
+// transaction that records its status, so it is applied exactly once.
+import type { Tx } from '../../db/engine.ts';
+import { fromId, toId } from '../shared/ids.ts';
+import type { UsersService } from '../users/service.ts';
+import type { TagsService } from '../tags/service.ts';
+
+export interface BatchType {
+  permission: string;
+  maxItems: number;
+  /** Started by its own route only (a sandbox reset), never through POST /operations/batches. */
+  internal?: boolean;
+  /** Applies one item; returns what the item's `result` shows. Throws AppError to fail it. */
+  apply(
+    tx: Tx,
+    accountId: number,
+    payload: any,
+    ctx: { operationId: number },
+  ): Promise<Record<string, unknown>>;
+}
+
+export type BatchTypes = Record<string, BatchType>;
+
+export interface BatchDeps {
+  users: UsersService;
+  tags: TagsService;
+  /** Publishes a product and its modules (and their copies in replica accounts). */
+  publishProduct?: (tx: Tx, accountId: number, productId: number | null) => Promise<unknown>;
+  /** Empties a sandbox account's data, all but the operation doing it. */
+  resetSandbox?: (
+    tx: Tx,
+    accountId: number,
+    operationId: number,
+  ) => Promise<Record<string, number>>;
+}
+
+export function batchTypes(deps: BatchDeps): BatchTypes {
+  const types: BatchTypes = {
+    'users.upsert': {
+      permission: 'users.write',
+      maxItems: 1000,
+      async apply(tx, accountId, payload) {
+        const { user, created } = await deps.users.upsertByEmail(accountId, payload, { tx });
+        return { user_id: toId(user.id), created };
+      },
+    },
+    'tags.assign': {
+      permission: 'users.write',
+      maxItems: 1000,
+      async apply(tx, accountId, payload) {
+        const tag = await deps.tags.assign(
+          accountId,
+          fromId(payload.user_id),
+          fromId(payload.tag_id),
+          {
+            tx,
+          },
+        );
+        return { user_id: payload.user_id, tag_id: toId(tag.id) };
+      },
+    },
+  };
+  if (deps.publishProduct) {
+    const publish = deps.publishProduct;
+    types['product.publish_all'] = {
+      permission: 'products.write',
+      maxItems: 1,
+      async apply(tx, accountId, payload) {
+        await publish(tx, accountId, fromId(payload.product_id));
+        return { product_id: payload.product_id };
+      },
+    };
+  }
+  if (deps.resetSandbox) {
+    const reset = deps.resetSandbox;
+    types['sandbox.reset'] = {
+      permission: 'sandbox.manage',
+      maxItems: 1,
+      internal: true,
+      apply: (tx, accountId, _payload, ctx) => reset(tx, accountId, ctx.operationId),
+    };
+  }
+  return types;
+}

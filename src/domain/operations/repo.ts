@@ -1,0 +1,325 @@
+// Operations, their items and attempts (tables of migration 007). Every function takes the
+// caller's `tx`. JSON columns (payload, error, result) are text on both engines.
+import type { Knex } from 'knex';
+import type { Tx } from '../../db/engine.ts';
+import { bool, insertId } from '../../db/dialect.ts';
+
+export const TERMINAL = ['succeeded', 'partially_succeeded', 'failed', 'canceled'] as const;
+export type OperationStatus = 'queued' | 'running' | (typeof TERMINAL)[number];
+export type ItemStatus = 'pending' | 'succeeded' | 'failed' | 'canceled';
+export type Origin = 'automatic' | 'manual' | 'replay';
+
+export interface ErrorBody {
+  code: string;
+  message: string;
+}
+
+export interface Operation {
+  id: number;
+  accountId: number;
+  environment: string;
+  type: string;
+  status: OperationStatus;
+  total: number;
+  done: number;
+  failed: number;
+  attemptNumber: number;
+  attemptStatus: string;
+  cancellationRequested: boolean;
+  error: ErrorBody | null;
+  result: unknown;
+  leaseOwner: string | null;
+  leaseExpiresAt: string | null;
+  createdAt: string;
+  startedAt: string | null;
+  finishedAt: string | null;
+  expiresAt: string;
+}
+
+export interface Item {
+  id: number;
+  position: number;
+  key: string;
+  payload: any;
+  status: ItemStatus;
+  error: ErrorBody | null;
+  retryable: boolean;
+  result: unknown;
+  attemptNumber: number | null;
+  updatedAt: string;
+}
+
+export interface Attempt {
+  number: number;
+  origin: Origin;
+  status: string;
+  createdAt: string;
+  startedAt: string | null;
+  finishedAt: string | null;
+}
+
+const parse = (v: unknown) => (v === null || v === undefined ? null : JSON.parse(String(v)));
+
+const mapOperation = (r: any): Operation => ({
+  id: Number(r.id),
+  accountId: Number(r.account_id),
+  environment: r.environment,
+  type: r.type,
+  status: r.status,
+  total: Number(r.total),
+  done: Number(r.done),
+  failed: Number(r.failed),
+  attemptNumber: Number(r.attempt_number),
+  attemptStatus: r.attempt_status,
+  cancellationRequested: bool(r.cancellation_requested),
+  error: parse(r.error),
+  result: parse(r.result),
+  leaseOwner: r.lease_owner,
+  leaseExpiresAt: r.lease_expires_at,
+  createdAt: r.created_at,
+  startedAt: r.started_at,
+  finishedAt: r.finished_at,
+  expiresAt: r.expires_at,
+});
+
+export const mapItem = (r: any): Item => ({
+  id: Number(r.id),
+  position: Number(r.position),
+  key: r.key,
+  payload: parse(r.payload),
+  status: r.status,
+  error: parse(r.error),
+  retryable: bool(r.retryable),
+  result: parse(r.result),
+  attemptNumber: r.attempt_number === null ? null : Number(r.attempt_number),
+  updatedAt: r.updated_at,
+});
+
+const mapAttempt = (r: any): Attempt => ({
+  number: Number(r.number),
+  origin: r.origin,
+  status: r.status,
+  createdAt: r.created_at,
+  startedAt: r.started_at,
+  finishedAt: r.finished_at,
+});
+
+/** The operation with its current attempt's status. */
+const withAttempt = (tx: Tx) =>
+  tx('operations')
+    .select('operations.*', 'operation_attempts.status as attempt_status')
+    .leftJoin('operation_attempts', function () {
+      this.on('operation_attempts.operation_id', 'operations.id').andOn(
+        'operation_attempts.number',
+        'operations.attempt_number',
+      );
+    });
+
+export const operationsRepo = {
+  async insert(
+    tx: Tx,
+    row: {
+      accountId: number;
+      environment: string;
+      credentialId: number;
+      type: string;
+      total: number;
+      now: string;
+      expiresAt: string;
+    },
+  ): Promise<number> {
+    return insertId(tx, 'operations', {
+      account_id: row.accountId,
+      environment: row.environment,
+      credential_id: row.credentialId,
+      type: row.type,
+      status: 'queued',
+      total: row.total,
+      created_at: row.now,
+      expires_at: row.expiresAt,
+    });
+  },
+
+  async insertItems(
+    tx: Tx,
+    operationId: number,
+    items: { key: string; payload: unknown }[],
+    now: string,
+  ) {
+    const rows = items.map((item, position) => ({
+      operation_id: operationId,
+      position,
+      key: item.key,
+      payload: JSON.stringify(item.payload),
+      status: 'pending',
+      updated_at: now,
+    }));
+    // Chunks keep each statement under SQLite's bound-parameter limit.
+    for (let i = 0; i < rows.length; i += 100)
+      await tx('operation_items').insert(rows.slice(i, i + 100));
+  },
+
+  insertAttempt(tx: Tx, operationId: number, number: number, origin: Origin, now: string) {
+    return tx('operation_attempts').insert({
+      operation_id: operationId,
+      number,
+      origin,
+      status: 'queued',
+      created_at: now,
+    });
+  },
+
+  async get(tx: Tx, id: number, accountId?: number): Promise<Operation | null> {
+    const q = withAttempt(tx).where('operations.id', id);
+    if (accountId !== undefined) q.where('operations.account_id', accountId);
+    const r = await q.first();
+    return r ? mapOperation(r) : null;
+  },
+
+  async countOpen(tx: Tx, accountId: number, environment: string): Promise<number> {
+    const r = await tx('operations')
+      .where({ account_id: accountId, environment })
+      .whereIn('status', ['queued', 'running'])
+      .count({ n: '*' })
+      .first();
+    return Number(r?.n ?? 0);
+  },
+
+  itemsQuery(tx: Tx, operationId: number, status?: string): Knex.QueryBuilder {
+    const q = tx('operation_items').where('operation_id', operationId);
+    if (status) q.where('status', status);
+    return q;
+  },
+
+  async pendingItems(tx: Tx, operationId: number, limit: number): Promise<Item[]> {
+    const rows = await tx('operation_items')
+      .where({ operation_id: operationId, status: 'pending' })
+      .orderBy('position')
+      .limit(limit);
+    return rows.map(mapItem);
+  },
+
+  async attempts(tx: Tx, operationId: number): Promise<Attempt[]> {
+    const rows = await tx('operation_attempts')
+      .where('operation_id', operationId)
+      .orderBy('number');
+    return rows.map(mapAttempt);
+  },
+
+  /**
+   * Takes the lease if it is free, expired, already ours, or held by a worker known to be dead;
+   * moves a queued operation to running. 0 when someone else holds it or it is not runnable.
+   */
+  async claim(
+    tx: Tx,
+    id: number,
+    owner: string,
+    now: string,
+    leaseUntil: string,
+    deadOwner: string | null,
+  ): Promise<number> {
+    const n = await tx('operations')
+      .where('id', id)
+      .whereIn('status', ['queued', 'running'])
+      .where((q) => {
+        q.whereNull('lease_owner')
+          .orWhere('lease_expires_at', '<', now)
+          .orWhere('lease_owner', owner);
+        if (deadOwner) q.orWhere('lease_owner', deadOwner);
+      })
+      .update({
+        lease_owner: owner,
+        lease_expires_at: leaseUntil,
+        status: 'running',
+        started_at: tx.raw('COALESCE(started_at, ?)', [now]),
+      });
+    return n;
+  },
+
+  /** Renews the lease and moves the counters; 0 means the lease is no longer ours. */
+  renew(tx: Tx, id: number, owner: string, leaseUntil: string, done: number, failed: number) {
+    return tx('operations')
+      .where({ id, lease_owner: owner })
+      .update({ lease_expires_at: leaseUntil })
+      .increment({ done, failed });
+  },
+
+  releaseLease(tx: Tx, id: number, owner: string) {
+    return tx('operations')
+      .where({ id, lease_owner: owner })
+      .update({ lease_owner: null, lease_expires_at: null });
+  },
+
+  setAttemptStatus(
+    tx: Tx,
+    id: number,
+    number: number,
+    status: string,
+    at: { started?: string; finished?: string },
+  ) {
+    const changes: Record<string, unknown> = { status };
+    if (at.started) changes.started_at = tx.raw('COALESCE(started_at, ?)', [at.started]);
+    if (at.finished) changes.finished_at = at.finished;
+    return tx('operation_attempts').where({ operation_id: id, number }).update(changes);
+  },
+
+  update(
+    tx: Tx,
+    id: number,
+    changes: Record<string, unknown>,
+    guard: { owner?: string; status?: string[] } = {},
+  ) {
+    const q = tx('operations').where('id', id);
+    if (guard.owner) q.where('lease_owner', guard.owner);
+    if (guard.status) q.whereIn('status', guard.status);
+    return q.update(changes);
+  },
+
+  /** Settles a pending item; 0 when it was no longer pending (another run got there first). */
+  updateItem(tx: Tx, id: number, changes: Record<string, unknown>): Promise<number> {
+    return tx('operation_items').where({ id, status: 'pending' }).update(changes);
+  },
+
+  /** Items a resume runs again: failed ones that may succeed on another try. */
+  requeueRetryable(tx: Tx, operationId: number, now: string) {
+    return tx('operation_items')
+      .where({ operation_id: operationId, status: 'failed', retryable: true })
+      .update({ status: 'pending', error: null, retryable: false, updated_at: now });
+  },
+
+  async countRecoverable(tx: Tx, operationId: number): Promise<number> {
+    const r = await tx('operation_items')
+      .where('operation_id', operationId)
+      .where((q) => q.where('status', 'pending').orWhere({ status: 'failed', retryable: true }))
+      .count({ n: '*' })
+      .first();
+    return Number(r?.n ?? 0);
+  },
+
+  cancelPending(tx: Tx, operationId: number, now: string) {
+    return tx('operation_items')
+      .where({ operation_id: operationId, status: 'pending' })
+      .update({ status: 'canceled', updated_at: now });
+  },
+
+  /** Running operations whose lease ran out (their worker died): to be picked up again. */
+  async orphaned(tx: Tx, now: string): Promise<{ id: number; owner: string | null }[]> {
+    const rows = await tx('operations')
+      .where('status', 'running')
+      .where((q) => q.whereNull('lease_owner').orWhere('lease_expires_at', '<', now))
+      .select('id', 'lease_owner');
+    return rows.map((r: any) => ({ id: Number(r.id), owner: r.lease_owner }));
+  },
+
+  async leaseOwners(tx: Tx): Promise<{ id: number; owner: string }[]> {
+    const rows = await tx('operations')
+      .where('status', 'running')
+      .whereNotNull('lease_owner')
+      .select('id', 'lease_owner');
+    return rows.map((r: any) => ({ id: Number(r.id), owner: r.lease_owner }));
+  },
+
+  purgeExpired(tx: Tx, now: string): Promise<number> {
+    return tx('operations').where('expires_at', '<', now).delete();
+  },
+};

@@ -1,0 +1,177 @@
+// Runs an operation's items. One attempt holds the operation's lease at a time; items go in chunks,
+// and each chunk commits its items' effects, their statuses, the counters and the lease renewal in
+// one transaction. A worker killed mid-batch (kill -9) therefore loses nothing and applies nothing
+// twice: the next attempt starts at the first item still pending. An attempt whose lease was taken
+// over finds out when it renews, and its chunk rolls back.
+import type { Clock } from '../../clock.ts';
+import type { Db } from '../../db/engine.ts';
+import { transaction } from '../../db/tx.ts';
+import { isAppError } from '../../errors.ts';
+import { errorMessage } from '../../i18n/messages.ts';
+import { JobReleased, type TaskContext } from '../../jobs/types.ts';
+import { isDeadWorker } from '../../jobs/worker-id.ts';
+import { randomHex } from '../shared/ids.ts';
+import type { BatchTypes } from './batch-types.ts';
+import { operationsRepo as repo, TERMINAL, type ErrorBody } from './repo.ts';
+
+/** How long a silent attempt keeps the operation; renewed with every chunk. */
+export const LEASE_MS = 30_000;
+/** Items per transaction: fewer commits, and a cancellation is seen within one chunk. */
+const CHUNK = 25;
+
+class OwnershipLost extends Error {}
+
+const describe = (err: unknown): ErrorBody =>
+  isAppError(err)
+    ? { code: err.code, message: errorMessage(err.code, 'en-US', err.params) }
+    : { code: 'internal_error', message: errorMessage('internal_error', 'en-US') };
+
+export class OperationRunner {
+  constructor(
+    private readonly db: Db,
+    private readonly clock: Clock,
+    private readonly types: BatchTypes,
+  ) {}
+
+  private leaseUntil(): string {
+    return new Date(this.clock.now().getTime() + LEASE_MS).toISOString();
+  }
+
+  async run(operationId: number, ctx: TaskContext): Promise<void> {
+    // One owner per run, not per worker: two jobs of one operation in the same worker (a recovery
+    // beside the original) must not both hold the lease. It starts with the worker id, so a run
+    // of a dead process is recognized as such.
+    const owner = `${ctx.workerId}/${randomHex(4)}`;
+    const op = await repo.get(this.db, operationId);
+    if (!op || (TERMINAL as readonly string[]).includes(op.status)) return;
+    const now = this.clock.now().toISOString();
+    const dead = isDeadWorker(op.leaseOwner) ? op.leaseOwner : null;
+    const claimed = await transaction(this.db, async (tx) => {
+      if (!(await repo.claim(tx, op.id, owner, now, this.leaseUntil(), dead))) return false;
+      await repo.setAttemptStatus(tx, op.id, op.attemptNumber, 'running', { started: now });
+      return true;
+    });
+    // Another live attempt holds it; should it die, its lease runs out and the recovery sweep
+    // enqueues the operation again.
+    if (!claimed) return;
+    try {
+      await this.items(op.id, op.accountId, op.type, op.attemptNumber, owner, ctx.signal);
+    } catch (err) {
+      if (err instanceof OwnershipLost) return; // the other attempt records the outcome
+      await transaction(this.db, (tx) => repo.releaseLease(tx, op.id, owner)).catch(
+        () => undefined,
+      );
+      throw err;
+    }
+  }
+
+  private async items(
+    id: number,
+    accountId: number,
+    typeName: string,
+    attempt: number,
+    owner: string,
+    signal: AbortSignal,
+  ) {
+    const type = this.types[typeName];
+    for (;;) {
+      if (signal.aborted) {
+        // Stopping: the items done so far are committed; the job runs again and goes on from here.
+        await transaction(this.db, (tx) => repo.releaseLease(tx, id, owner));
+        throw new JobReleased();
+      }
+      const current = await repo.get(this.db, id);
+      if (!current || current.leaseOwner !== owner) throw new OwnershipLost();
+      if (current.cancellationRequested) return this.finish(id, owner, attempt, 'canceled');
+      const batch = await repo.pendingItems(this.db, id, CHUNK);
+      if (batch.length === 0) return this.finish(id, owner, attempt, null);
+      const transient = await transaction(this.db, async (tx) => {
+        const at = this.clock.now().toISOString();
+        let done = 0;
+        let failed = 0;
+        let stop: ErrorBody | null = null;
+        for (const item of batch) {
+          try {
+            if (!type) throw new Error(`unknown operation type ${typeName}`);
+            const result = await tx.transaction((inner) =>
+              type.apply(inner, accountId, item.payload, { operationId: id }),
+            );
+            await repo.updateItem(tx, item.id, {
+              status: 'succeeded',
+              result: JSON.stringify(result),
+              attempt_number: attempt,
+              updated_at: at,
+            });
+            done++;
+          } catch (err) {
+            if (err instanceof OwnershipLost) throw err;
+            // A business rejection is final for the item; anything else may pass on another try,
+            // so the attempt stops there and the operation can be resumed.
+            const retryable = !isAppError(err);
+            await repo.updateItem(tx, item.id, {
+              status: 'failed',
+              error: JSON.stringify(describe(err)),
+              retryable,
+              attempt_number: attempt,
+              updated_at: at,
+            });
+            failed++;
+            if (retryable) {
+              stop = describe(err);
+              break;
+            }
+          }
+        }
+        if (!(await repo.renew(tx, id, owner, this.leaseUntil(), done, failed)))
+          throw new OwnershipLost();
+        return stop;
+      });
+      if (transient) return this.finish(id, owner, attempt, 'failed', transient);
+    }
+  }
+
+  private async finish(
+    id: number,
+    owner: string,
+    attempt: number,
+    forced: 'canceled' | 'failed' | null,
+    error: ErrorBody | null = null,
+  ): Promise<void> {
+    const now = this.clock.now().toISOString();
+    await transaction(this.db, async (tx) => {
+      const op = (await repo.get(tx, id))!;
+      let status: string = forced ?? 'succeeded';
+      if (!forced && op.failed > 0) {
+        status = op.done > 0 ? 'partially_succeeded' : 'failed';
+        if (status === 'failed')
+          error = {
+            code: 'domain_rule_violation',
+            message: "Every item failed; each item's error says why.",
+          };
+      }
+      if (status === 'canceled') await repo.cancelPending(tx, id, now);
+      const changed = await repo.update(
+        tx,
+        id,
+        {
+          status,
+          finished_at: now,
+          lease_owner: null,
+          lease_expires_at: null,
+          error: error ? JSON.stringify(error) : null,
+        },
+        { owner },
+      );
+      if (!changed) throw new OwnershipLost();
+      await repo.setAttemptStatus(tx, id, attempt, status, { finished: now });
+    });
+  }
+
+  /** Running operations whose worker is gone: returns their ids so they can be enqueued again. */
+  async orphans(): Promise<number[]> {
+    const now = this.clock.now().toISOString();
+    const expired = await repo.orphaned(this.db, now);
+    const dead = (await repo.leaseOwners(this.db)).filter((o) => isDeadWorker(o.owner));
+    return [...new Set([...expired.map((o) => o.id), ...dead.map((o) => o.id)])];
+  }
+}

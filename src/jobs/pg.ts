@@ -1,0 +1,147 @@
+// The job engine on PostgreSQL: graphile-worker, an established PostgreSQL job queue (jobs added
+// with `add_job` inside the caller's transaction, LISTEN/NOTIFY wake-ups, SKIP LOCKED claims,
+// `run_at`, retries with backoff, and a crontab for the sweeps). Several `npm start` instances
+// and `npm run worker` processes on one database share the work.
+import { Logger, parseCronItems, run, runMigrations, type Runner } from 'graphile-worker';
+import pg from 'pg';
+import type { Db, Tx } from '../db/engine.ts';
+import type { Logger as Pino } from '../log.ts';
+import { newWorkerId } from './worker-id.ts';
+import type { EnqueueOptions, JobEngine, Schedule, TaskList } from './types.ts';
+
+/** graphile-worker's own schema: beside the application's (tests give each suite a schema). */
+export function workerSchema(db: Db): string {
+  const path = (db.client.config as { searchPath?: string[] }).searchPath;
+  return path?.length ? `${path[0]}_jobs` : 'graphile_worker';
+}
+
+const quote = (name: string) => `"${name.replace(/"/g, '""')}"`;
+
+export class PgJobs implements JobEngine {
+  readonly workerId = newWorkerId();
+  private runner: Runner | undefined;
+  private stopping = false;
+  private restart: NodeJS.Timeout | undefined;
+  private readonly schema: string;
+  /** graphile-worker's own connections (it LISTENs on one): not taken from the request pool. */
+  private readonly pool: pg.Pool;
+  private readonly logger: Logger;
+
+  constructor(
+    private readonly db: Db,
+    private readonly pino: Pino,
+  ) {
+    this.schema = workerSchema(db);
+    // knex has parsed the connection string by now, and keeps the password out of enumeration.
+    const c = (db.client as { connectionSettings: pg.PoolConfig }).connectionSettings;
+    this.pool = new pg.Pool({
+      user: c.user,
+      password: c.password,
+      host: c.host,
+      port: c.port === undefined ? undefined : Number(c.port),
+      database: c.database,
+      ssl: c.ssl,
+      max: 6,
+      // A process that only enqueues (the admin CLI) may exit while connections idle here.
+      allowExitOnIdle: true,
+    });
+    // A dropped idle connection must not crash the process; graphile-worker reconnects.
+    this.pool.on('error', (err) => pino.warn({ err }, 'job queue connection lost'));
+    this.pool.on('connect', (client) =>
+      client.on('error', (err) => pino.warn({ err }, 'job queue connection lost')),
+    );
+    this.logger = new Logger((scope) => (level, message, meta) => {
+      const line = { scope, ...meta };
+      if (level === 'error') pino.error(line, message);
+      else if (level === 'warning') pino.warn(line, message);
+      else if (level === 'info') pino.debug(line, message);
+    });
+  }
+
+  /** Installs or upgrades graphile-worker's schema: `add_job` must exist before any enqueue. */
+  async install(): Promise<void> {
+    await runMigrations({
+      pgPool: this.pool,
+      schema: this.schema,
+      logger: this.logger,
+    });
+  }
+
+  async enqueue(tx: Tx, task: string, payload: object, options: EnqueueOptions = {}) {
+    // run_at null means the database's now(): the queue runs on PostgreSQL's clock.
+    await tx.raw(
+      `select 1 from ${quote(this.schema)}.add_job(identifier => ?::text, payload => ?::json, ` +
+        `run_at => ?::timestamptz, max_attempts => ?::int)`,
+      [
+        task,
+        JSON.stringify(payload),
+        options.runAt?.toISOString() ?? null,
+        options.maxAttempts ?? null,
+      ],
+    );
+  }
+
+  async start(tasks: TaskList, schedules: Schedule[]): Promise<void> {
+    if (this.runner || this.stopping) return;
+    const taskList = Object.fromEntries(
+      Object.entries(tasks).map(([name, task]) => [
+        name,
+        (payload: unknown, helpers: any) =>
+          task(payload, {
+            jobId: String(helpers.job.id),
+            attempt: helpers.job.attempts,
+            workerId: this.workerId,
+            signal: helpers.abortSignal,
+          }),
+      ]),
+    );
+    const parsedCronItems = parseCronItems(
+      schedules.map((s) => ({
+        task: s.task,
+        match: `*/${s.everyMinutes} * * * *`,
+        identifier: s.task,
+      })),
+    );
+    const launch = async (): Promise<void> => {
+      const runner = await run({
+        pgPool: this.pool,
+        schema: this.schema,
+        concurrency: 4,
+        noHandleSignals: true,
+        pollInterval: 1000,
+        logger: this.logger,
+        taskList,
+        parsedCronItems,
+      });
+      this.runner = runner;
+      // graphile-worker stops by itself on a fatal error, or when it hears (database-wide) that a
+      // schema was installed or migrated, even another school's or test suite's. A worker that
+      // was not asked to stop starts again: run() refuses if this code is too old for the schema.
+      void runner.promise
+        .catch((err) => this.pino.error({ err }, 'job runner stopped'))
+        .then(() => {
+          if (this.stopping || this.runner !== runner) return;
+          this.runner = undefined;
+          this.restart = setTimeout(() => {
+            launch().catch((err) => this.pino.error({ err }, 'job runner could not restart'));
+          }, 1000);
+        });
+    };
+    await launch();
+  }
+
+  async stop(): Promise<void> {
+    this.stopping = true;
+    clearTimeout(this.restart);
+    const runner = this.runner;
+    this.runner = undefined;
+    // The runner may have stopped by itself (a fatal error, logged when it happened).
+    await runner?.stop().catch(() => undefined);
+  }
+
+  /** Closes graphile-worker's connections (after stop). */
+  async close(): Promise<void> {
+    await this.stop();
+    await this.pool.end();
+  }
+}

@@ -1,0 +1,211 @@
+// The job engine on SQLite, the embedded default: a `jobs` table and an in-process runner. One
+// process owns the database file, so the runner is woken when a transaction commits (an enqueued
+// job is then visible): no polling delay on the happy path. A one-second poll picks up jobs that
+// another process (the admin CLI, `npm run worker`) added, and jobs whose time has come.
+import type { Db, Tx } from '../db/engine.ts';
+import { onSqliteCommit, transaction } from '../db/tx.ts';
+import type { Clock } from '../clock.ts';
+import type { Logger } from '../log.ts';
+import { isDeadWorker, newWorkerId } from './worker-id.ts';
+import {
+  JobReleased,
+  type EnqueueOptions,
+  type JobEngine,
+  type Schedule,
+  type TaskList,
+} from './types.ts';
+
+const POLL_MS = 1000;
+const CONCURRENCY = 4;
+
+interface JobRow {
+  id: number;
+  task: string;
+  payload: string;
+  attempts: number;
+  max_attempts: number;
+}
+
+/** graphile-worker's backoff: exp(min(attempts, 10)) seconds. */
+const backoffMs = (attempts: number) => Math.round(Math.exp(Math.min(attempts, 10)) * 1000);
+
+export class SqliteJobs implements JobEngine {
+  readonly workerId = newWorkerId();
+  private tasks: TaskList = {};
+  private running = new Set<Promise<void>>();
+  private started = false;
+  private stopping = false;
+  private dirty = false;
+  private pumping = false;
+  private timer: NodeJS.Timeout | undefined;
+  private timers: NodeJS.Timeout[] = [];
+  private unsubscribe: (() => void) | undefined;
+  private readonly abort = new AbortController();
+
+  constructor(
+    private readonly db: Db,
+    private readonly clock: Clock,
+    private readonly logger: Logger,
+  ) {}
+
+  enqueue(tx: Tx, task: string, payload: object, options: EnqueueOptions = {}) {
+    return this.insert(tx, task, payload, options, null);
+  }
+
+  private async insert(
+    tx: Tx,
+    task: string,
+    payload: object,
+    options: EnqueueOptions,
+    key: string | null,
+  ) {
+    await tx('jobs').insert({
+      task,
+      payload: JSON.stringify(payload),
+      run_at: (options.runAt ?? this.clock.now()).toISOString(),
+      max_attempts: options.maxAttempts ?? 25,
+      key,
+      created_at: this.clock.now().toISOString(),
+    });
+    // Visible once the caller's transaction commits: the commit listener pumps then.
+    this.dirty = true;
+  }
+
+  async start(tasks: TaskList, schedules: Schedule[]): Promise<void> {
+    if (this.started) return;
+    this.started = true;
+    this.tasks = tasks;
+    await this.releaseDeadWorkers();
+    this.unsubscribe = onSqliteCommit(this.db, () => {
+      if (this.dirty) this.wake();
+    });
+    for (const s of schedules) {
+      const every = s.everyMinutes * 60_000;
+      const run = () => void this.schedule(s.task).catch((err) => this.logger.error({ err }));
+      run();
+      this.timers.push(setInterval(run, every).unref());
+    }
+    this.wake();
+  }
+
+  async stop(): Promise<void> {
+    if (!this.started || this.stopping) return;
+    this.stopping = true;
+    this.abort.abort();
+    clearTimeout(this.timer);
+    for (const t of this.timers) clearInterval(t);
+    this.unsubscribe?.();
+    await Promise.allSettled([...this.running]);
+  }
+
+  close(): Promise<void> {
+    return this.stop();
+  }
+
+  /** Jobs locked by a process of this host that died (kill -9) are free again. */
+  private async releaseDeadWorkers(): Promise<void> {
+    const owners: { locked_by: string }[] = await this.db('jobs')
+      .distinct('locked_by')
+      .whereNotNull('locked_by');
+    const dead = owners.map((o) => o.locked_by).filter(isDeadWorker);
+    if (dead.length === 0) return;
+    await transaction(this.db, (tx) =>
+      tx('jobs').whereIn('locked_by', dead).update({ locked_by: null, locked_at: null }),
+    );
+    this.logger.info({ workers: dead }, 'released the jobs of workers that died');
+  }
+
+  /** Enqueues a scheduled task unless a run of it is already waiting. */
+  private async schedule(task: string): Promise<void> {
+    const key = `schedule:${task}`;
+    await transaction(this.db, async (tx) => {
+      if (!(await tx('jobs').where({ key }).first('id'))) await this.insert(tx, task, {}, {}, key);
+    });
+  }
+
+  private wake(): void {
+    if (this.stopping || !this.started) return;
+    this.dirty = false;
+    clearTimeout(this.timer);
+    setImmediate(() => void this.pump());
+  }
+
+  /** Claims and starts due jobs up to the concurrency, then sleeps until a wake or the poll. */
+  private async pump(): Promise<void> {
+    if (this.pumping || this.stopping) return;
+    this.pumping = true;
+    try {
+      while (!this.stopping && this.running.size < CONCURRENCY) {
+        const job = await this.claim();
+        if (!job) break;
+        const run = this.run(job).finally(() => {
+          this.running.delete(run);
+          this.wake();
+        });
+        this.running.add(run);
+      }
+    } catch (err) {
+      this.logger.error({ err }, 'job runner: claim failed');
+    } finally {
+      this.pumping = false;
+      if (!this.stopping) {
+        clearTimeout(this.timer);
+        this.timer = setTimeout(() => void this.pump(), POLL_MS).unref();
+      }
+    }
+  }
+
+  private claim(): Promise<JobRow | undefined> {
+    const now = this.clock.now().toISOString();
+    return transaction(this.db, async (tx) => {
+      const next = await tx('jobs')
+        .whereNull('locked_by')
+        .where('run_at', '<=', now)
+        .whereRaw('attempts < max_attempts')
+        .orderBy([{ column: 'run_at' }, { column: 'id' }])
+        .first('id');
+      if (!next) return undefined;
+      await tx('jobs')
+        .where({ id: next.id })
+        .update({ locked_by: this.workerId, locked_at: now, key: null })
+        .increment('attempts', 1);
+      return tx('jobs').where({ id: next.id }).first() as Promise<JobRow>;
+    });
+  }
+
+  private async run(job: JobRow): Promise<void> {
+    const task = this.tasks[job.task];
+    try {
+      if (!task) throw new Error(`no task named ${job.task}`);
+      await task(JSON.parse(job.payload), {
+        jobId: String(job.id),
+        attempt: job.attempts,
+        workerId: this.workerId,
+        signal: this.abort.signal,
+      });
+      await transaction(this.db, (tx) => tx('jobs').where({ id: job.id }).delete());
+    } catch (err) {
+      if (err instanceof JobReleased) {
+        await transaction(this.db, (tx) =>
+          tx('jobs')
+            .where({ id: job.id })
+            .update({ locked_by: null, locked_at: null })
+            .decrement('attempts', 1),
+        );
+        return;
+      }
+      this.logger.warn({ err, job: job.id, task: job.task }, 'job failed; it will be retried');
+      const runAt = new Date(this.clock.now().getTime() + backoffMs(job.attempts));
+      await transaction(this.db, (tx) =>
+        tx('jobs')
+          .where({ id: job.id })
+          .update({
+            locked_by: null,
+            locked_at: null,
+            run_at: runAt.toISOString(),
+            last_error: String((err as Error)?.stack ?? err).slice(0, 4000),
+          }),
+      ).catch((e) => this.logger.error({ err: e }, 'job runner: could not record a failure'));
+    }
+  }
+}

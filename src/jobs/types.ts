@@ -1,0 +1,51 @@
+// The job engine's one interface for durable background work (operations, sweeps, and later
+// webhook deliveries and exports). A job is enqueued inside the caller's transaction, so it exists
+// if and only if the change that asked for it committed.
+import type { Tx } from '../db/engine.ts';
+
+export interface EnqueueOptions {
+  /** Not before this instant (default: now). */
+  runAt?: Date;
+  /** Tries before the job is given up (default 25, as graphile-worker). */
+  maxAttempts?: number;
+}
+
+export interface TaskContext {
+  jobId: string;
+  /** 1 on the first run. */
+  attempt: number;
+  /** Who runs it: `host/pid/random`, also the owner written into leases. */
+  workerId: string;
+  /** Aborted when the worker is asked to stop: finish or release the current unit, then return. */
+  signal: AbortSignal;
+}
+
+export type Task = (payload: any, ctx: TaskContext) => Promise<void>;
+export type TaskList = Record<string, Task>;
+
+/** A task run every `everyMinutes` (sweeps); at most one run waits at a time. */
+export interface Schedule {
+  task: string;
+  everyMinutes: number;
+}
+
+export interface JobEngine {
+  enqueue(tx: Tx, task: string, payload: object, options?: EnqueueOptions): Promise<void>;
+  /** Starts claiming and running jobs (npm start with WORKERS, npm run worker). */
+  start(tasks: TaskList, schedules: Schedule[]): Promise<void>;
+  /** Stops claiming, lets running tasks finish or release their unit, then resolves. */
+  stop(): Promise<void>;
+  /** Stops, and closes the engine's own connections. */
+  close(): Promise<void>;
+  readonly workerId: string;
+}
+
+/**
+ * Thrown by a task that stopped before its work was done because the worker is stopping: the job
+ * is released (no attempt used up) and runs again later, where it left off.
+ */
+export class JobReleased extends Error {
+  constructor() {
+    super('the worker is stopping; the job will run again');
+  }
+}

@@ -1,0 +1,33 @@
+// `npm run worker`: the background workers alone, no HTTP (several of them, and several
+// `npm start` instances with WORKERS=false, may share one PostgreSQL database). SIGTERM or SIGINT:
+// stop claiming, let each running job finish its current unit or release it, then exit.
+import { systemClock } from './clock.ts';
+import { loadConfig } from './config.ts';
+import { createDb } from './db/knex.ts';
+import { migrate } from './db/migrate.ts';
+import { closeSideConnections } from './db/statements.ts';
+import { createLogger } from './log.ts';
+import { createServices } from './services.ts';
+import { startWorkers } from './tasks/index.ts';
+
+const config = loadConfig();
+const logger = createLogger(config.logLevel);
+const db = createDb(config.databaseUrl, { schema: config.databaseSchema });
+await migrate(db);
+const services = await createServices({ config, db, clock: systemClock, logger });
+await startWorkers(services);
+logger.info({ worker: services.jobs.workerId }, 'worker running');
+
+let stopping = false;
+for (const signal of ['SIGTERM', 'SIGINT'] as const) {
+  process.on(signal, async () => {
+    if (stopping) return;
+    stopping = true;
+    logger.info({ signal }, 'worker stopping: finishing or releasing running jobs');
+    await services.jobs.close();
+    await db.destroy();
+    await closeSideConnections(db);
+    logger.info('worker stopped');
+    process.exit(0);
+  });
+}

@@ -1,0 +1,134 @@
+// Operations run by `npm run worker` processes: a worker killed with SIGKILL mid-batch loses
+// nothing and applies nothing twice once another starts; SIGTERM finishes or releases the current
+// chunk and exits 0; on PostgreSQL two workers share one batch without running an item twice.
+import { spawn, type ChildProcess } from 'node:child_process';
+import path from 'node:path';
+import { suite } from 'uvu';
+import * as assert from 'uvu/assert';
+import { transaction } from '../../src/db/tx.ts';
+import { boot, type Booted } from '../helpers/app.ts';
+import { allItems, submit, waitFor } from '../helpers/operations.ts';
+
+const root = path.resolve(import.meta.dirname, '../..');
+const pg = Boolean(process.env.TEST_DATABASE_URL);
+
+function startWorker(b: Booted): ChildProcess {
+  const env: NodeJS.ProcessEnv = {
+    ...process.env,
+    DATABASE_URL: b.database.url,
+    LOG_LEVEL: 'silent',
+    SECRETS_KEY: 'operations-workers-test-key',
+  };
+  if (b.database.schema) env.DATABASE_SCHEMA = b.database.schema;
+  return spawn(process.execPath, ['--import', 'tsx', 'src/worker.ts'], {
+    cwd: root,
+    env,
+    stdio: 'ignore',
+  });
+}
+
+const exited = (p: ChildProcess) =>
+  new Promise<number | null>((resolve) => {
+    if (p.exitCode !== null || p.signalCode !== null) resolve(p.exitCode);
+    else p.once('exit', (code) => resolve(code));
+  });
+
+const rows = (n: number, tag: string) =>
+  Array.from({ length: n }, (_, i) => ({
+    key: `${tag}${i}`,
+    payload: { email: `${tag}${i}@example.com`, name: `${tag} ${i}` },
+  }));
+
+/** Every item succeeded once: had an item run again after its effect committed, it would say created: false. */
+async function assertAppliedOnce(b: Booted, id: string, n: number) {
+  const op = await waitFor(b, id);
+  assert.is(op.status, 'succeeded');
+  assert.equal(op.progress, { total: n, done: n, failed: 0 });
+  const items = await allItems(b, id);
+  assert.is(items.length, n);
+  assert.is(items.filter((i) => i.status === 'succeeded' && i.result.created === true).length, n);
+  assert.is(new Set(items.map((i) => i.result.user_id)).size, n);
+  return op;
+}
+
+const t = suite('operations in worker processes');
+
+t('SIGKILL mid-batch: after a restart all 1,000 items are applied exactly once', async () => {
+  const b = await boot();
+  const workers: ChildProcess[] = [];
+  try {
+    const res = await submit(b, 'users.upsert', rows(1000, 'kill'));
+    const id = res.body.data.id;
+    workers.push(startWorker(b));
+    const seen = await waitFor(b, id, (op) => op.progress.done > 0);
+    workers[0]!.kill('SIGKILL');
+    await exited(workers[0]!);
+    const atKill = (await b.api('GET', `/api/v3/operations/${id}`)).body.data;
+    assert.is(atKill.status, 'running', 'killed mid-batch');
+    assert.ok(atKill.progress.done < 1000, `done ${atKill.progress.done}`);
+    assert.ok(seen.progress.done <= atKill.progress.done);
+
+    workers.push(startWorker(b));
+    const op = await assertAppliedOnce(b, id, 1000);
+    // The same attempt went on: a crash is not a new attempt.
+    assert.equal(op.attempt, { number: 1, status: 'succeeded' });
+    const users = await b.app.db('users').count({ n: '*' }).first();
+    assert.is(Number(users!.n), 1000);
+  } finally {
+    for (const w of workers) w.kill('SIGKILL');
+    await Promise.all(workers.map(exited));
+    await b.close();
+  }
+});
+
+t('SIGTERM: the worker finishes its chunk, releases the batch and exits 0', async () => {
+  const b = await boot();
+  const workers: ChildProcess[] = [];
+  try {
+    const res = await submit(b, 'users.upsert', rows(1000, 'term'));
+    const id = res.body.data.id;
+    workers.push(startWorker(b));
+    await waitFor(b, id, (op) => op.progress.done > 0);
+    workers[0]!.kill('SIGTERM');
+    assert.is(await exited(workers[0]!), 0);
+    const stopped = (await b.api('GET', `/api/v3/operations/${id}`)).body.data;
+    if (stopped.status === 'running') {
+      // Released, not held: the next worker takes it over at once.
+      const row = await b.app
+        .db('operations')
+        .where({ id: Number(id) })
+        .first();
+      assert.is(row.lease_owner, null);
+    }
+    workers.push(startWorker(b));
+    await assertAppliedOnce(b, id, 1000);
+  } finally {
+    for (const w of workers) w.kill('SIGKILL');
+    await Promise.all(workers.map(exited));
+    await b.close();
+  }
+});
+
+if (pg) {
+  t('PostgreSQL: two workers on one batch never run an item twice', async () => {
+    const b = await boot();
+    const workers = [startWorker(b), startWorker(b)];
+    try {
+      const res = await submit(b, 'users.upsert', rows(1000, 'two'));
+      const id = Number(res.body.data.id);
+      // Extra runs of the same operation: both workers go for it; the lease lets one through.
+      await transaction(b.app.db, async (tx) => {
+        for (let i = 0; i < 3; i++)
+          await b.app.services.jobs.enqueue(tx, 'operation.run', { operation_id: id });
+      });
+      await assertAppliedOnce(b, String(id), 1000);
+      for (const w of workers) w.kill('SIGTERM');
+      assert.equal(await Promise.all(workers.map(exited)), [0, 0]);
+    } finally {
+      for (const w of workers) w.kill('SIGKILL');
+      await b.close();
+    }
+  });
+}
+
+t.run();
