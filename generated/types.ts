@@ -655,7 +655,8 @@ export interface paths {
          * @description Applies many items of one type asynchronously: answers 202 with the queued operation and
          *     a `Location` to poll (every 2 seconds for 30 seconds, then every 10 seconds). Needs
          *     `operations.manage` plus the permission of the type (`users.upsert`: users.write,
-         *     `tags.assign`: users.write, `product.publish_all`: products.write). Each item's payload
+         *     `tags.assign`: users.write, `product.publish_all`: products.write, `enrollments.grant`:
+         *     enrollments.write). Each item's payload
          *     is checked against its type's schema (`x-payload-schemas`): 422 `item_invalid` names the
          *     item's index. At most 1,000 items (`product.publish_all`: 1), 422 `too_many_items`; keys
          *     unique in the batch (422 `duplicate_item_key`); at most 100 unfinished operations per
@@ -753,8 +754,1742 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/automations/diamond": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Create a Diamond automation
+         * @description A Diamond automation moves each member through ordered stages; entering a stage sends
+         *     that stage's communication (an email to the student) once. Stage keys are unique within
+         *     the automation (422 `validation_failed`, detail `already_exists`). Stages cannot be
+         *     changed later: create a new automation instead.
+         */
+        post: operations["createDiamond"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/automations/diamond/{diamond_id}": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description Identifier of a Diamond automation. */
+                diamond_id: components["parameters"]["DiamondId"];
+            };
+            cookie?: never;
+        };
+        /**
+         * Retrieve a Diamond automation
+         * @description The automation with its stages in order, and an ETag.
+         */
+        get: operations["getDiamond"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/automations/diamond/{diamond_id}/memberships": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description Identifier of a Diamond automation. */
+                diamond_id: components["parameters"]["DiamondId"];
+            };
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Add a student to a Diamond automation
+         * @description The student starts at the first stage, whose communication is queued at once (a
+         *     processing attempt with `selection.mode` `initial`). A student is a member of an
+         *     automation once (409 `already_exists`); a `user_id` that names no student of the
+         *     account answers 422 `validation_failed`.
+         */
+        post: operations["createDiamondMembership"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/automations/diamond/{diamond_id}/memberships/{membership_id}": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description Identifier of a Diamond automation. */
+                diamond_id: components["parameters"]["DiamondId"];
+                /** @description Identifier of a membership of a Diamond automation. */
+                membership_id: components["parameters"]["MembershipId"];
+            };
+            cookie?: never;
+        };
+        /**
+         * Retrieve a membership
+         * @description The student's current stage, and an ETag.
+         */
+        get: operations["getDiamondMembership"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        /**
+         * Move a membership to a later stage
+         * @description Moves the student forward to `stage`, with a required `reason`. The new stage's
+         *     communication is sent once (a processing attempt, `initial`), and the event
+         *     `diamond_membership.stage_changed` (with the reason, the stages and the ids) is recorded
+         *     in the same transaction. A target at or before the current stage, the current one
+         *     included, answers 409 `state_conflict`; an unknown stage or a missing reason 422
+         *     `validation_failed`. If-Match guards against lost updates (412 `revision_mismatch`).
+         */
+        patch: operations["updateDiamondMembership"];
+        trace?: never;
+    };
+    "/automations/diamond/{diamond_id}/memberships/{membership_id}/processing-attempts": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description Identifier of a Diamond automation. */
+                diamond_id: components["parameters"]["DiamondId"];
+                /** @description Identifier of a membership of a Diamond automation. */
+                membership_id: components["parameters"]["MembershipId"];
+            };
+            cookie?: never;
+        };
+        /**
+         * List a membership's processing attempts
+         * @description Every attempt to send a stage's communication, oldest first, all in one response.
+         */
+        get: operations["listDiamondMembershipProcessingAttempts"];
+        put?: never;
+        /**
+         * Send a failed communication again
+         * @description Queues the most recent failed communication (the current stage's) to be sent again
+         *     (`selection.mode` `failed`). Failed communications are never retried automatically.
+         *     When the stage is already confirmed (its communication was sent), nothing is sent: the
+         *     attempt is recorded `skipped`. While the stage's communication is still queued, 409
+         *     `state_conflict`.
+         */
+        post: operations["createDiamondMembershipProcessingAttempt"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/event-streams": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * List event streams
+         * @description Every event stream of the account (at most 20), oldest first, all in one response. Each
+         *     belongs to the credential that created it.
+         */
+        get: operations["listEventStreams"];
+        put?: never;
+        /**
+         * Create an event stream
+         * @description A durable subscription to the account's events, optionally narrowed to some `types`,
+         *     followed with `GET /event-streams/{stream_id}/events` (Server-Sent Events). A new stream
+         *     starts after the newest event recorded when it was created. At most 5 streams per
+         *     credential and 20 per account (429 `too_many_streams`; delete one to make room).
+         */
+        post: operations["createEventStream"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/event-streams/{stream_id}": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description Identifier of an event stream. */
+                stream_id: components["parameters"]["StreamId"];
+            };
+            cookie?: never;
+        };
+        /**
+         * Retrieve an event stream
+         * @description The stream, whether a connection is open on it, and the last event it sent.
+         */
+        get: operations["getEventStream"];
+        put?: never;
+        post?: never;
+        /**
+         * Delete an event stream
+         * @description Deletes the stream; a connection open on it is closed within seconds.
+         */
+        delete: operations["deleteEventStream"];
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/event-streams/{stream_id}/events": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description Identifier of an event stream. */
+                stream_id: components["parameters"]["StreamId"];
+            };
+            cookie?: never;
+        };
+        /**
+         * Follow an event stream (Server-Sent Events)
+         * @description Sends the stream's events as they are recorded, as `text/event-stream`: each event's
+         *     `id:` is the event id, `event:` its type and `data:` its JSON envelope (as `GET
+         *     /events/{id}` returns it), oldest first. It starts after `Last-Event-ID` (what an
+         *     EventSource sends when it reconnects), else after `cursor`, else where the stream's last
+         *     connection stopped (`last_event_id`; for a new stream, its creation). A comment line
+         *     (`: heartbeat`) is sent every `heartbeat_seconds` of silence. Only the stream's own
+         *     credential may connect, one connection at a time (409 `stream_busy`). A cursor naming an
+         *     event no longer retained (30 days) answers 410 `cursor_expired`; one that names no event
+         *     of the account 400 `invalid_cursor`. The connection is closed (after a comment saying
+         *     why) when the credential is revoked, suspended or expires, or the stream is deleted;
+         *     ending an administrator's session does not close it.
+         */
+        get: operations["streamEvents"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/sales/gateways": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * List the payment gateways
+         * @description The gateways a delivery can listen to, all in one response. `secret_required` says
+         *     whether a delivery of the gateway must have a postback secret. `generic` takes our own
+         *     JSON postback and is always available.
+         */
+        get: operations["listGateways"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/sales/deliveries": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * List deliveries
+         * @description The account's deliveries, newest first by default, archived ones included unless filtered.
+         */
+        get: operations["listDeliveries"];
+        put?: never;
+        /**
+         * Create a delivery
+         * @description A delivery of a gateway from the gateway catalog: which gateway product ids it listens to
+         *     (`external_ids`, each owned by one delivery of the account and gateway: 409
+         *     `already_exists`), and what a sale grants (`products`, each under an access schedule of
+         *     the product, its default one unless told; `tag_ids`), for `duration` `duration_unit` or
+         *     for life. A gateway with `secret_required` needs `secret` (422); the secret is write-only.
+         *     The gateway posts back to `postback_url`. Created `active`.
+         */
+        post: operations["createDelivery"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/sales/deliveries/{delivery_id}": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description Identifier of a delivery. */
+                delivery_id: components["parameters"]["DeliveryId"];
+            };
+            cookie?: never;
+        };
+        /**
+         * Retrieve a delivery
+         * @description The delivery, archived or not, with an ETag.
+         */
+        get: operations["getDelivery"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        /**
+         * Update, archive or restore a delivery
+         * @description Only present fields change; `external_ids`, `products` and `tag_ids` are replaced whole.
+         *     `status: archived` stops new sales from granting anything (their postbacks are recorded as
+         *     `ignored`); access already granted stays; `status: active` restores it. Sending `status`
+         *     needs `deliveries.archive` besides `deliveries.update` (403 `permission_denied`). `secret`
+         *     replaces the secret, `null` removes it (422 where the gateway requires one). A copy in a
+         *     replica account answers 403 `replica_readonly`. If-Match guards against lost updates.
+         */
+        patch: operations["updateDelivery"];
+        trace?: never;
+    };
+    "/sales/transactions": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * List transactions
+         * @description What gateways posted back to the account's deliveries, newest first by default.
+         *     `transaction_id` and `recurrence_id` are the sale's and the subscription's ids at the
+         *     gateway.
+         */
+        get: operations["listTransactions"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/sales/transactions/{transaction_id}": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description Identifier of a transaction here (not the gateway's id of the sale). */
+                transaction_id: components["parameters"]["TransactionId"];
+            };
+            cookie?: never;
+        };
+        /**
+         * Retrieve a transaction
+         * @description One transaction, by its id here (not the gateway's).
+         */
+        get: operations["getTransaction"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/enrollments": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Enroll a student in a product
+         * @description Gives the student access to the product from `started_at` (now by default) for
+         *     `duration` `duration_unit`, or for life, under `access_schedule_id` (the product's default
+         *     schedule by default). A student with a current enrollment in the product gets 409
+         *     `already_exists` (reason `enrollment_current`): extend that one instead. A student,
+         *     product or schedule that the account does not have is 422 naming the field. A welcome
+         *     email is queued.
+         */
+        post: operations["createEnrollment"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/enrollments/{enrollment_id}": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description Identifier of an enrollment. */
+                enrollment_id: components["parameters"]["EnrollmentId"];
+            };
+            cookie?: never;
+        };
+        /**
+         * Retrieve an enrollment
+         * @description The enrollment, ended or not, with an ETag.
+         */
+        get: operations["getEnrollment"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        /**
+         * End or extend an enrollment
+         * @description `ended: true` ends the access now (`ends_at` becomes now if it was later). `duration`
+         *     `duration_unit` (or `duration_unit: lifetime`) set the total length counted from
+         *     `started_at`, which extends or shortens it. `access_schedule_id` moves it to another
+         *     schedule of the product. An enrollment that was ended is never reopened (`ended: false`
+         *     and changes to an ended one are 422 `invalid_transition`): enroll the student again.
+         *     If-Match guards against lost updates.
+         */
+        patch: operations["updateEnrollment"];
+        trace?: never;
+    };
+    "/users/{user_id}/enrollments": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description Identifier of a user. */
+                user_id: components["parameters"]["UserId"];
+            };
+            cookie?: never;
+        };
+        /**
+         * List a student's enrollments
+         * @description The student's enrollments, newest first by default, ended ones included unless filtered.
+         */
+        get: operations["listUserEnrollments"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/products/{product_id}/lessons": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description Identifier of a product. */
+                product_id: components["parameters"]["ProductId"];
+            };
+            cookie?: never;
+        };
+        /**
+         * List a product's lessons and exam items
+         * @description Oldest first. A product that is missing or belongs to another account is 404.
+         */
+        get: operations["listLessons"];
+        put?: never;
+        /**
+         * Add a lesson or an exam item to a product
+         * @description A lesson (`kind: lesson`, counted in the product's progress) or an exam item (`kind:
+         *     exam`, which holds results), optionally in a module of the product. A replicated
+         *     product answers 403 `replica_readonly`.
+         */
+        post: operations["createLesson"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/users/{user_id}/progress/{product_id}": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description Identifier of a user. */
+                user_id: components["parameters"]["UserId"];
+                /** @description Identifier of a product. */
+                product_id: components["parameters"]["ProductId"];
+            };
+            cookie?: never;
+        };
+        /**
+         * Retrieve a student's progress in a product
+         * @description Every lesson of the product (exam items excluded) with the student's progress, and the
+         *     totals: lessons, watched, completed and `percent` (completed over all, rounded down; 0
+         *     for a product without lessons).
+         */
+        get: operations["getProductProgress"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/users/{user_id}/progress/{product_id}/lessons/{lesson_id}": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description Identifier of a user. */
+                user_id: components["parameters"]["UserId"];
+                /** @description Identifier of a product. */
+                product_id: components["parameters"]["ProductId"];
+                /** @description Identifier of a lesson of the product. */
+                lesson_id: components["parameters"]["LessonId"];
+            };
+            cookie?: never;
+        };
+        get?: never;
+        /**
+         * Record a student's progress in a lesson
+         * @description Replaces the student's progress in the lesson: `percent` watched and `completed`
+         *     (by default, whether `percent` is 100). `completed_at` keeps the first completion while
+         *     it stays completed. An exam item, or a lesson of another product, is 404.
+         */
+        put: operations["putLessonProgress"];
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/users/{user_id}/exam-results/{item_id}": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description Identifier of a user. */
+                user_id: components["parameters"]["UserId"];
+                /** @description Identifier of an exam item (a lesson of kind `exam`). */
+                item_id: components["parameters"]["ExamItemId"];
+            };
+            cookie?: never;
+        };
+        /**
+         * Retrieve a student's result in an exam item
+         * @description The result with an ETag; 404 when the student has none.
+         */
+        get: operations["getExamResult"];
+        /**
+         * Record a student's result in an exam item
+         * @description Replaces the student's result: 201 when it is the first, 200 after. `score` is at most
+         *     `max_score` (100 by default). If-Match guards an existing result (and fails when there
+         *     is none). A lesson that is not an exam item is 404.
+         */
+        put: operations["putExamResult"];
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/events": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * List events
+         * @description Events recorded in the account in the last 30 days, newest first, each as it was recorded
+         *     (its `type` and `version` side by side). Events older than 30 days are gone.
+         */
+        get: operations["listEvents"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/events/{event_id}": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description Identifier of an event. */
+                event_id: components["parameters"]["EventId"];
+            };
+            cookie?: never;
+        };
+        /**
+         * Retrieve an event
+         * @description The event as recorded when it occurred, in its recorded version; 404 after the 30-day retention.
+         */
+        get: operations["getEvent"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/event-types": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * List the event catalog
+         * @description Every published event type and version: its visibility, the keys of its payload (`data`)
+         *     and its JSON Schema. New events of a type are recorded in its highest version. The same
+         *     schemas are in this document's `webhooks` section.
+         */
+        get: operations["listEventTypes"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/webhooks": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * List webhooks
+         * @description The account's webhook endpoints, newest first. Secrets are never shown here.
+         */
+        get: operations["listWebhooks"];
+        put?: never;
+        /**
+         * Create a webhook
+         * @description Registers an endpoint that receives the account's events of `event_types` (`*` for every
+         *     public type) in `payload_version`, pinned here (default: the catalog's highest). The
+         *     signing secret (`whsec_...`) is returned once, in this response only; a replay with the
+         *     same Idempotency-Key answers 409 `secret_not_replayable`. Deliveries are signed as
+         *     Standard Webhooks (`webhook-id`, `webhook-timestamp`, `webhook-signature`). Only http and
+         *     https URLs; private, loopback and link-local addresses are refused (422, detail
+         *     `private_target`), and a name is resolved and checked again at every delivery.
+         */
+        post: operations["createWebhook"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/webhooks/{webhook_id}": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description Identifier of a webhook endpoint. */
+                webhook_id: components["parameters"]["WebhookId"];
+            };
+            cookie?: never;
+        };
+        /**
+         * Retrieve a webhook
+         * @description A webhook endpoint, with an ETag; never its secret.
+         */
+        get: operations["getWebhook"];
+        put?: never;
+        post?: never;
+        /**
+         * Delete a webhook
+         * @description The endpoint receives nothing more; deliveries waiting to be sent are canceled.
+         */
+        delete: operations["deleteWebhook"];
+        options?: never;
+        head?: never;
+        /**
+         * Update a webhook
+         * @description Changes the URL, description, event types or status. `payload_version` is pinned at
+         *     registration. Disabling cancels the deliveries waiting to be sent (status `canceled`);
+         *     attempts under way finish. An endpoint that answered 410 Gone was disabled with
+         *     `disabled_reason: endpoint_gone`; enabling it again clears the reason.
+         */
+        patch: operations["updateWebhook"];
+        trace?: never;
+    };
+    "/webhooks/{webhook_id}/deliveries": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description Identifier of a webhook endpoint. */
+                webhook_id: components["parameters"]["WebhookId"];
+            };
+            cookie?: never;
+        };
+        /**
+         * List a webhook's deliveries
+         * @description One delivery per event sent to this endpoint, with its last attempt. A delivery is
+         *     `pending` until its first attempt, `in_progress` during one, `delivered` after a 2xx
+         *     within 15 seconds, `failed` while a retry is scheduled (5 s, 5 min, 30 min, 2 h, 5 h,
+         *     10 h and 10 h after the first try; `deadline_at` is the last), `dead` when none is left,
+         *     and `canceled` when the endpoint was disabled or deleted first. `X-Client-Request-Id`, if
+         *     sent, is echoed in the response and logged beside the server's `X-Request-Id`.
+         */
+        get: operations["listWebhookDeliveries"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/webhooks/{webhook_id}/deliveries/{delivery_id}": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description Identifier of a webhook endpoint. */
+                webhook_id: components["parameters"]["WebhookId"];
+                /** @description Identifier of a webhook delivery. */
+                delivery_id: components["parameters"]["WebhookDeliveryId"];
+            };
+            cookie?: never;
+        };
+        /**
+         * Retrieve a webhook delivery
+         * @description One delivery of an event to this endpoint, with its last attempt.
+         */
+        get: operations["getWebhookDelivery"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/webhooks/{webhook_id}/deliveries/{delivery_id}/attempts/{number}": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description Identifier of a webhook endpoint. */
+                webhook_id: components["parameters"]["WebhookId"];
+                /** @description Identifier of a webhook delivery. */
+                delivery_id: components["parameters"]["WebhookDeliveryId"];
+                /** @description The attempt's number within its delivery, from 1. */
+                number: number;
+            };
+            cookie?: never;
+        };
+        /**
+         * Retrieve a delivery attempt
+         * @description One attempt of a delivery; the response excerpt is masked and at most 1 KiB.
+         */
+        get: operations["getWebhookDeliveryAttempt"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/webhooks/{webhook_id}/replays": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description Identifier of a webhook endpoint. */
+                webhook_id: components["parameters"]["WebhookId"];
+            };
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Replay events to a webhook
+         * @description Sends recorded events to this endpoint again, asynchronously: 202 with an operation of
+         *     type `webhook.replay`, one item per event (its key is the event id), and its `Location`.
+         *     Each item adds an attempt (origin `replay`) to the event's existing delivery, as recorded;
+         *     it never creates a delivery. Only events delivered to this endpoint before (any status),
+         *     recorded before this request and still retained (30 days) qualify; every filter narrows.
+         *     Nothing matching answers 422 `domain_rule_violation` (reason `no_matching_events`); more
+         *     than 1,000 events 422 `too_many_items`; a disabled endpoint 409 `state_conflict`.
+         */
+        post: operations["createWebhookReplay"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/webhooks/{webhook_id}/secret-rotations": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description Identifier of a webhook endpoint. */
+                webhook_id: components["parameters"]["WebhookId"];
+            };
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Rotate a webhook's signing secret
+         * @description Issues a new signing secret, returned once; the previous secret keeps signing for
+         *     `overlap_hours` (default 24, at most 72), and during the overlap every delivery carries
+         *     one signature per active secret. A replay with the same Idempotency-Key answers 409
+         *     `secret_not_replayable`.
+         */
+        post: operations["createWebhookSecretRotation"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
 }
-export type webhooks = Record<string, never>;
+export interface webhooks {
+    "diamond_membership.stage_changed.v1": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * diamond_membership.stage_changed (version 1)
+         * @description A student moved forward to a later stage of a Diamond automation; `reason` says why. The new stage's communication is sent once.
+         */
+        post: {
+            parameters: {
+                query?: never;
+                header?: never;
+                path?: never;
+                cookie?: never;
+            };
+            requestBody: {
+                content: {
+                    "application/json": {
+                        /** @constant */
+                        object: "event";
+                        id: string;
+                        /** @constant */
+                        type: "diamond_membership.stage_changed";
+                        /** @constant */
+                        version: "1";
+                        /** Format: date-time */
+                        created_at: string;
+                        data: {
+                            membership_id: string;
+                            diamond_id: string;
+                            user_id: string;
+                            /** @description Key of the stage the student left. */
+                            from_stage: string;
+                            /** @description Key of the stage the student entered. */
+                            to_stage: string;
+                            /** @description Why the student moved, as given to the stage update. */
+                            reason: string;
+                        };
+                    };
+                };
+            };
+            responses: {
+                /** @description Gone: the webhook is disabled and nothing more is sent. */
+                410: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content?: never;
+                };
+                /** @description Received. Anything else (or no answer within 15 s) is retried. */
+                "2XX": {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content?: never;
+                };
+            };
+        };
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "enrollment.created.v1": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * enrollment.created (version 1)
+         * @description A student was enrolled in a product (v3, a batch, or a sale).
+         */
+        post: {
+            parameters: {
+                query?: never;
+                header?: never;
+                path?: never;
+                cookie?: never;
+            };
+            requestBody: {
+                content: {
+                    "application/json": {
+                        /** @constant */
+                        object: "event";
+                        id: string;
+                        /** @constant */
+                        type: "enrollment.created";
+                        /** @constant */
+                        version: "1";
+                        /** Format: date-time */
+                        created_at: string;
+                        data: {
+                            enrollment: {
+                                id: string;
+                                user_id: string;
+                                product_id: string;
+                                access_schedule_id: string;
+                                /** @description The delivery whose sale granted or last renewed it. */
+                                delivery_id: string | null;
+                                /** @description The transaction that granted or last renewed it. */
+                                transaction_id: string | null;
+                                /** Format: date-time */
+                                started_at: string;
+                                duration: number | null;
+                                /** @enum {string} */
+                                duration_unit: "day" | "month" | "year" | "lifetime";
+                                /**
+                                 * Format: date-time
+                                 * @description null for lifetime access.
+                                 */
+                                ends_at: string | null;
+                                ended: boolean;
+                                /** Format: date-time */
+                                created_at: string;
+                                /** Format: date-time */
+                                updated_at: string;
+                            };
+                        };
+                    };
+                };
+            };
+            responses: {
+                /** @description Gone: the webhook is disabled and nothing more is sent. */
+                410: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content?: never;
+                };
+                /** @description Received. Anything else (or no answer within 15 s) is retried. */
+                "2XX": {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content?: never;
+                };
+            };
+        };
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "enrollment.ended.v1": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * enrollment.ended (version 1)
+         * @description An enrollment was ended on purpose (PATCH, a refund, a chargeback, a canceled subscription).
+         */
+        post: {
+            parameters: {
+                query?: never;
+                header?: never;
+                path?: never;
+                cookie?: never;
+            };
+            requestBody: {
+                content: {
+                    "application/json": {
+                        /** @constant */
+                        object: "event";
+                        id: string;
+                        /** @constant */
+                        type: "enrollment.ended";
+                        /** @constant */
+                        version: "1";
+                        /** Format: date-time */
+                        created_at: string;
+                        data: {
+                            enrollment: {
+                                id: string;
+                                user_id: string;
+                                product_id: string;
+                                access_schedule_id: string;
+                                /** @description The delivery whose sale granted or last renewed it. */
+                                delivery_id: string | null;
+                                /** @description The transaction that granted or last renewed it. */
+                                transaction_id: string | null;
+                                /** Format: date-time */
+                                started_at: string;
+                                duration: number | null;
+                                /** @enum {string} */
+                                duration_unit: "day" | "month" | "year" | "lifetime";
+                                /**
+                                 * Format: date-time
+                                 * @description null for lifetime access.
+                                 */
+                                ends_at: string | null;
+                                ended: boolean;
+                                /** Format: date-time */
+                                created_at: string;
+                                /** Format: date-time */
+                                updated_at: string;
+                            };
+                        };
+                    };
+                };
+            };
+            responses: {
+                /** @description Gone: the webhook is disabled and nothing more is sent. */
+                410: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content?: never;
+                };
+                /** @description Received. Anything else (or no answer within 15 s) is retried. */
+                "2XX": {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content?: never;
+                };
+            };
+        };
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "enrollment.updated.v1": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * enrollment.updated (version 1)
+         * @description An enrollment changed: extended, shortened, renewed by a sale, or moved to another schedule.
+         */
+        post: {
+            parameters: {
+                query?: never;
+                header?: never;
+                path?: never;
+                cookie?: never;
+            };
+            requestBody: {
+                content: {
+                    "application/json": {
+                        /** @constant */
+                        object: "event";
+                        id: string;
+                        /** @constant */
+                        type: "enrollment.updated";
+                        /** @constant */
+                        version: "1";
+                        /** Format: date-time */
+                        created_at: string;
+                        data: {
+                            enrollment: {
+                                id: string;
+                                user_id: string;
+                                product_id: string;
+                                access_schedule_id: string;
+                                /** @description The delivery whose sale granted or last renewed it. */
+                                delivery_id: string | null;
+                                /** @description The transaction that granted or last renewed it. */
+                                transaction_id: string | null;
+                                /** Format: date-time */
+                                started_at: string;
+                                duration: number | null;
+                                /** @enum {string} */
+                                duration_unit: "day" | "month" | "year" | "lifetime";
+                                /**
+                                 * Format: date-time
+                                 * @description null for lifetime access.
+                                 */
+                                ends_at: string | null;
+                                ended: boolean;
+                                /** Format: date-time */
+                                created_at: string;
+                                /** Format: date-time */
+                                updated_at: string;
+                            };
+                        };
+                    };
+                };
+            };
+            responses: {
+                /** @description Gone: the webhook is disabled and nothing more is sent. */
+                410: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content?: never;
+                };
+                /** @description Received. Anything else (or no answer within 15 s) is retried. */
+                "2XX": {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content?: never;
+                };
+            };
+        };
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "operation.finished.v1": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * operation.finished (version 1)
+         * @description An asynchronous operation reached a final status.
+         */
+        post: {
+            parameters: {
+                query?: never;
+                header?: never;
+                path?: never;
+                cookie?: never;
+            };
+            requestBody: {
+                content: {
+                    "application/json": {
+                        /** @constant */
+                        object: "event";
+                        id: string;
+                        /** @constant */
+                        type: "operation.finished";
+                        /** @constant */
+                        version: "1";
+                        /** Format: date-time */
+                        created_at: string;
+                        data: {
+                            operation: {
+                                id: string;
+                                type: string;
+                                /** @enum {string} */
+                                status: "succeeded" | "partially_succeeded" | "failed" | "canceled";
+                                progress: {
+                                    total: number;
+                                    done: number;
+                                    failed: number;
+                                };
+                                /** Format: date-time */
+                                finished_at: string;
+                            };
+                        };
+                    };
+                };
+            };
+            responses: {
+                /** @description Gone: the webhook is disabled and nothing more is sent. */
+                410: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content?: never;
+                };
+                /** @description Received. Anything else (or no answer within 15 s) is retried. */
+                "2XX": {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content?: never;
+                };
+            };
+        };
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "product.published.v1": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * product.published (version 1)
+         * @description A product and its modules were published (copies in replica accounts with them).
+         */
+        post: {
+            parameters: {
+                query?: never;
+                header?: never;
+                path?: never;
+                cookie?: never;
+            };
+            requestBody: {
+                content: {
+                    "application/json": {
+                        /** @constant */
+                        object: "event";
+                        id: string;
+                        /** @constant */
+                        type: "product.published";
+                        /** @constant */
+                        version: "1";
+                        /** Format: date-time */
+                        created_at: string;
+                        data: {
+                            product: {
+                                id: string;
+                                name: string;
+                                /** @constant */
+                                status: "published";
+                            };
+                        };
+                    };
+                };
+            };
+            responses: {
+                /** @description Gone: the webhook is disabled and nothing more is sent. */
+                410: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content?: never;
+                };
+                /** @description Received. Anything else (or no answer within 15 s) is retried. */
+                "2XX": {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content?: never;
+                };
+            };
+        };
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "tag.assigned.v1": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * tag.assigned (version 1)
+         * @description A student received a tag they did not have.
+         */
+        post: {
+            parameters: {
+                query?: never;
+                header?: never;
+                path?: never;
+                cookie?: never;
+            };
+            requestBody: {
+                content: {
+                    "application/json": {
+                        /** @constant */
+                        object: "event";
+                        id: string;
+                        /** @constant */
+                        type: "tag.assigned";
+                        /** @constant */
+                        version: "1";
+                        /** Format: date-time */
+                        created_at: string;
+                        data: {
+                            user_id: string;
+                            tag: {
+                                id: string;
+                                name: string;
+                            };
+                        };
+                    };
+                };
+            };
+            responses: {
+                /** @description Gone: the webhook is disabled and nothing more is sent. */
+                410: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content?: never;
+                };
+                /** @description Received. Anything else (or no answer within 15 s) is retried. */
+                "2XX": {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content?: never;
+                };
+            };
+        };
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "tag.removed.v1": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * tag.removed (version 1)
+         * @description A tag was taken from a student.
+         */
+        post: {
+            parameters: {
+                query?: never;
+                header?: never;
+                path?: never;
+                cookie?: never;
+            };
+            requestBody: {
+                content: {
+                    "application/json": {
+                        /** @constant */
+                        object: "event";
+                        id: string;
+                        /** @constant */
+                        type: "tag.removed";
+                        /** @constant */
+                        version: "1";
+                        /** Format: date-time */
+                        created_at: string;
+                        data: {
+                            user_id: string;
+                            tag: {
+                                id: string;
+                                name: string;
+                            };
+                        };
+                    };
+                };
+            };
+            responses: {
+                /** @description Gone: the webhook is disabled and nothing more is sent. */
+                410: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content?: never;
+                };
+                /** @description Received. Anything else (or no answer within 15 s) is retried. */
+                "2XX": {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content?: never;
+                };
+            };
+        };
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "transaction.recorded.v1": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * transaction.recorded (version 1)
+         * @description A gateway posted a sale or subscription event back to a delivery (repeats are not recorded again).
+         */
+        post: {
+            parameters: {
+                query?: never;
+                header?: never;
+                path?: never;
+                cookie?: never;
+            };
+            requestBody: {
+                content: {
+                    "application/json": {
+                        /** @constant */
+                        object: "event";
+                        id: string;
+                        /** @constant */
+                        type: "transaction.recorded";
+                        /** @constant */
+                        version: "1";
+                        /** Format: date-time */
+                        created_at: string;
+                        data: {
+                            transaction: {
+                                id: string;
+                                delivery_id: string;
+                                user_id: string | null;
+                                engine: string;
+                                transaction_id: string;
+                                recurrence_id: string | null;
+                                /** @description The gateway's status, normalized: approved, refunded, canceled, chargeback, trial, subscription_active, subscription_canceled. */
+                                event: string;
+                                product_ids: string[];
+                                client_name: string | null;
+                                client_email: string | null;
+                                client_doc: string | null;
+                                client_phone: string | null;
+                                /** @enum {string} */
+                                status: "processed" | "ignored";
+                                transaction_status: string | null;
+                                recurrence_status: string | null;
+                                error: string | null;
+                                /** Format: date-time */
+                                created_at: string;
+                            };
+                        };
+                    };
+                };
+            };
+            responses: {
+                /** @description Gone: the webhook is disabled and nothing more is sent. */
+                410: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content?: never;
+                };
+                /** @description Received. Anything else (or no answer within 15 s) is retried. */
+                "2XX": {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content?: never;
+                };
+            };
+        };
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "user.created.v1": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * user.created (version 1)
+         * @description A student was created (v3, v1, v2, or a users.upsert batch).
+         */
+        post: {
+            parameters: {
+                query?: never;
+                header?: never;
+                path?: never;
+                cookie?: never;
+            };
+            requestBody: {
+                content: {
+                    "application/json": {
+                        /** @constant */
+                        object: "event";
+                        id: string;
+                        /** @constant */
+                        type: "user.created";
+                        /** @constant */
+                        version: "1";
+                        /** Format: date-time */
+                        created_at: string;
+                        data: {
+                            user: {
+                                id: string;
+                                name: string;
+                                email: string;
+                                phone: string | null;
+                                /** @description CPF, digits only. */
+                                document: string | null;
+                                job_title: string | null;
+                                company_name: string | null;
+                                company_size: string | null;
+                                free: boolean;
+                                utm: {
+                                    adcampaign: string | null;
+                                    adid: string | null;
+                                    fbclid: string | null;
+                                    gclid: string | null;
+                                    groupid: string | null;
+                                    page_name: string | null;
+                                    utm_content: string | null;
+                                    utm_medium: string | null;
+                                    utm_source: string | null;
+                                    utm_term: string | null;
+                                };
+                                /** Format: date-time */
+                                created_at: string;
+                                /** Format: date-time */
+                                updated_at: string;
+                            };
+                        };
+                    };
+                };
+            };
+            responses: {
+                /** @description Gone: the webhook is disabled and nothing more is sent. */
+                410: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content?: never;
+                };
+                /** @description Received. Anything else (or no answer within 15 s) is retried. */
+                "2XX": {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content?: never;
+                };
+            };
+        };
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "user.deleted.v1": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * user.deleted (version 1)
+         * @description A student was deleted, with their tags.
+         */
+        post: {
+            parameters: {
+                query?: never;
+                header?: never;
+                path?: never;
+                cookie?: never;
+            };
+            requestBody: {
+                content: {
+                    "application/json": {
+                        /** @constant */
+                        object: "event";
+                        id: string;
+                        /** @constant */
+                        type: "user.deleted";
+                        /** @constant */
+                        version: "1";
+                        /** Format: date-time */
+                        created_at: string;
+                        data: {
+                            user: {
+                                id: string;
+                                email: string;
+                            };
+                        };
+                    };
+                };
+            };
+            responses: {
+                /** @description Gone: the webhook is disabled and nothing more is sent. */
+                410: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content?: never;
+                };
+                /** @description Received. Anything else (or no answer within 15 s) is retried. */
+                "2XX": {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content?: never;
+                };
+            };
+        };
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "user.updated.v1": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * user.updated (version 1)
+         * @description A student's profile changed; `changed_fields` names what changed.
+         */
+        post: {
+            parameters: {
+                query?: never;
+                header?: never;
+                path?: never;
+                cookie?: never;
+            };
+            requestBody: {
+                content: {
+                    "application/json": {
+                        /** @constant */
+                        object: "event";
+                        id: string;
+                        /** @constant */
+                        type: "user.updated";
+                        /** @constant */
+                        version: "1";
+                        /** Format: date-time */
+                        created_at: string;
+                        data: {
+                            user: {
+                                id: string;
+                                name: string;
+                                email: string;
+                                phone: string | null;
+                                /** @description CPF, digits only. */
+                                document: string | null;
+                                job_title: string | null;
+                                company_name: string | null;
+                                company_size: string | null;
+                                free: boolean;
+                                utm: {
+                                    adcampaign: string | null;
+                                    adid: string | null;
+                                    fbclid: string | null;
+                                    gclid: string | null;
+                                    groupid: string | null;
+                                    page_name: string | null;
+                                    utm_content: string | null;
+                                    utm_medium: string | null;
+                                    utm_source: string | null;
+                                    utm_term: string | null;
+                                };
+                                /** Format: date-time */
+                                created_at: string;
+                                /** Format: date-time */
+                                updated_at: string;
+                            };
+                            /** @description Fields whose value changed. */
+                            changed_fields: ("name" | "email" | "phone" | "document" | "job_title" | "company_name" | "company_size" | "free" | "utm")[];
+                        };
+                    };
+                };
+            };
+            responses: {
+                /** @description Gone: the webhook is disabled and nothing more is sent. */
+                410: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content?: never;
+                };
+                /** @description Received. Anything else (or no answer within 15 s) is retried. */
+                "2XX": {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content?: never;
+                };
+            };
+        };
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+}
 export interface components {
     schemas: {
         /**
@@ -764,7 +2499,7 @@ export interface components {
         Id: string;
         /**
          * Format: email
-         * @description An email address a message can be delivered to: an ASCII local part without quotes or comments, and a domain of at least two labels (`ana@example.com`). One-label domains such as `ana@localhost`, quoted local parts and IP-literal domains are refused (`invalid_email`). Matched case-insensitively for uniqueness.
+         * @description An email address (`format: email`), checked case-insensitively with the expression in `x-format-pattern`: an ASCII local part without quotes, `@`, and a domain of one or more labels of letters, digits and inner hyphens. `ana@example.com` and, as RFC 5321 allows, `ana@localhost` are accepted; quoted local parts and IP-literal domains are refused (`invalid_email`). Unique per account case-insensitively.
          * @example ana@example.com
          */
         Email: string;
@@ -915,7 +2650,7 @@ export interface components {
          *     }
          */
         BatchCreate: {
-            /** @description One of `users.upsert`, `tags.assign`, `product.publish_all` (422 `operation_type_unknown` otherwise). */
+            /** @description One of `users.upsert`, `tags.assign`, `product.publish_all`, `enrollments.grant` (422 `operation_type_unknown` otherwise). */
             type: string;
             /** @description At most 1,000 (422 `too_many_items`; `product.publish_all` takes 1). */
             items: {
@@ -1048,7 +2783,7 @@ export interface components {
             name: string;
             permissions: components["schemas"]["Permission"][];
             /** @default autonomous */
-            auth_mode: components["schemas"]["AuthMode"];
+            auth_mode?: components["schemas"]["AuthMode"];
             /**
              * Format: date-time
              * @description When the credential stops working; must be in the future. Never later than the issuing credential's `expires_at`: when omitted or later, the issuer's is used. A leap second (`…T23:59:60Z`) cannot be stored: 422 `invalid_format`.
@@ -1149,7 +2884,7 @@ export interface components {
             company_name?: string | null;
             company_size?: string | null;
             /** @default false */
-            free: boolean;
+            free?: boolean;
             utm?: components["schemas"]["Utm"];
         };
         /**
@@ -1257,7 +2992,7 @@ export interface components {
             name: string;
             description?: string | null;
             /** @default draft */
-            status: components["schemas"]["PublicationStatus"];
+            status?: components["schemas"]["PublicationStatus"];
         };
         /**
          * @example {
@@ -1331,7 +3066,7 @@ export interface components {
             /** @description A group of the same product; null or absent for the top level. */
             parent_id?: string | null;
             /** @default draft */
-            status: components["schemas"]["PublicationStatus"];
+            status?: components["schemas"]["PublicationStatus"];
             /** @description Free-form settings, stored and returned as given. */
             settings?: {
                 [key: string]: unknown;
@@ -1437,6 +3172,728 @@ export interface components {
             /** @description `false` restores the schedule from the trash; `true` moves it there. */
             deleted?: boolean;
         };
+        /**
+         * @description A stage's key, unique within its automation.
+         * @example welcome
+         */
+        DiamondStageKey: string;
+        /** @description The email a stage sends to the student when they enter it. */
+        DiamondCommunication: {
+            subject: string;
+            body: string;
+        };
+        DiamondStage: {
+            key: components["schemas"]["DiamondStageKey"];
+            name: string;
+            /** @description 1 for the first stage. */
+            position: number;
+            communication: components["schemas"]["DiamondCommunication"];
+        };
+        Diamond: {
+            /** @constant */
+            object: "diamond";
+            id: components["schemas"]["Id"];
+            name: string;
+            stages: components["schemas"]["DiamondStage"][];
+            revision: components["schemas"]["Revision"];
+            created_at: components["schemas"]["Timestamp"];
+            updated_at: components["schemas"]["Timestamp"];
+        };
+        DiamondResponse: {
+            data: components["schemas"]["Diamond"];
+        };
+        /**
+         * @example {
+         *       "name": "Onboarding",
+         *       "stages": [
+         *         {
+         *           "key": "welcome",
+         *           "name": "Welcome",
+         *           "communication": {
+         *             "subject": "Welcome!",
+         *             "body": "Your first lesson is waiting."
+         *           }
+         *         },
+         *         {
+         *           "key": "offer",
+         *           "name": "Offer",
+         *           "communication": {
+         *             "subject": "A gift for you",
+         *             "body": "20% off the next course."
+         *           }
+         *         }
+         *       ]
+         *     }
+         */
+        DiamondCreate: {
+            name: string;
+            /** @description In order; members move only forward through them. */
+            stages: {
+                key: components["schemas"]["DiamondStageKey"];
+                name: string;
+                communication: components["schemas"]["DiamondCommunication"];
+            }[];
+        };
+        DiamondMembership: {
+            /** @constant */
+            object: "diamond_membership";
+            id: components["schemas"]["Id"];
+            diamond_id: components["schemas"]["Id"];
+            user_id: components["schemas"]["Id"];
+            stage: components["schemas"]["DiamondStageKey"];
+            stage_position: number;
+            revision: components["schemas"]["Revision"];
+            created_at: components["schemas"]["Timestamp"];
+            updated_at: components["schemas"]["Timestamp"];
+        };
+        DiamondMembershipResponse: {
+            data: components["schemas"]["DiamondMembership"];
+        };
+        DiamondMembershipCreate: {
+            user_id: components["schemas"]["Id"];
+        };
+        /**
+         * @example {
+         *       "stage": "offer",
+         *       "reason": "Finished the first module."
+         *     }
+         */
+        DiamondMembershipUpdate: {
+            stage: components["schemas"]["DiamondStageKey"];
+            /** @description Why the student moves; carried by the `diamond_membership.stage_changed` event. */
+            reason: string;
+        };
+        MembershipProcessingAttempt: {
+            /** @constant */
+            object: "processing_attempt";
+            id: components["schemas"]["Id"];
+            /** @description The `diamond_membership.stage_changed` event whose communication this sends; null for the first stage. */
+            event_id: string | null;
+            /** @description Always null for a membership. */
+            import_id: null;
+            membership_id: components["schemas"]["Id"];
+            /** @description Always null; sending is not an operation. */
+            operation_id: null;
+            /**
+             * @description `skipped`: the stage was already confirmed, nothing was sent.
+             * @enum {string}
+             */
+            status: "queued" | "sent" | "failed" | "skipped";
+            effects: {
+                /** @description This attempt sent the communication. */
+                communication_sent: boolean;
+                /** @description The stage's communication has been sent (by this attempt or an earlier one). */
+                stage_confirmed: boolean;
+            };
+            error: null | components["schemas"]["ErrorObject"];
+            requested_by: {
+                id: string | null;
+                /** @enum {string} */
+                kind: "credential";
+            };
+            selection: {
+                /**
+                 * @description `initial`: the communication of a stage just entered; `failed`: a failed one sent again.
+                 * @enum {string}
+                 */
+                mode: "initial" | "failed";
+                /** @description Communications selected (0 when skipped). */
+                rows: number;
+            };
+            created_at: components["schemas"]["Timestamp"];
+        };
+        MembershipProcessingAttemptResponse: {
+            data: components["schemas"]["MembershipProcessingAttempt"];
+        };
+        EventStream: {
+            /** @constant */
+            object: "event_stream";
+            id: components["schemas"]["Id"];
+            /** @description The only credential that may connect. */
+            credential_id: components["schemas"]["Id"];
+            /** @description The event types it carries; null for every type. */
+            types: string[] | null;
+            /** @description Path of its Server-Sent Events. */
+            events_url: string;
+            /** @description A connection is open on it. */
+            connected: boolean;
+            /** @description A connection without a cursor goes on after this event: the last one the stream sent (for a new stream, the account's newest event when it was created). */
+            last_event_id: string | null;
+            last_connected_at: components["schemas"]["NullableTimestamp"];
+            created_at: components["schemas"]["Timestamp"];
+        };
+        EventStreamResponse: {
+            data: components["schemas"]["EventStream"];
+        };
+        /**
+         * @example {
+         *       "types": [
+         *         "diamond_membership.stage_changed"
+         *       ]
+         *     }
+         */
+        EventStreamCreate: {
+            /** @description Only these event types (omit for every type). */
+            types?: string[];
+        };
+        /**
+         * @example {
+         *       "object": "gateway",
+         *       "key": "generic",
+         *       "name": "Generic (JSON)",
+         *       "secret_required": false
+         *     }
+         */
+        Gateway: {
+            /** @constant */
+            object: "gateway";
+            /** @description The gateway, as `gateway` of a delivery and `engine` of a transaction. */
+            key: string;
+            name: string;
+            /** @description A delivery of this gateway must have a secret, and every postback must carry it (`X-Postback-Secret`). */
+            secret_required: boolean;
+        };
+        /**
+         * @description `archived`: new sales grant nothing; access already granted stays.
+         * @enum {string}
+         */
+        DeliveryStatus: "active" | "archived";
+        /**
+         * @description What the gateway sells through it (a single sale or a subscription).
+         * @enum {string}
+         */
+        DeliveryKind: "one_time" | "subscription";
+        /**
+         * @description Calendar months and years in UTC (Jan 31 + 1 month = the last day of February); `lifetime` has no duration.
+         * @enum {string}
+         */
+        DurationUnit: "day" | "month" | "year" | "lifetime";
+        /** @description How many `duration_unit`s; null (or absent) with `lifetime`. */
+        AccessDuration: number | null;
+        DeliveryProductGrant: {
+            product_id: components["schemas"]["Id"];
+            /** @description A schedule of the product outside the trash; its default schedule when absent. */
+            access_schedule_id?: components["schemas"]["Id"];
+        };
+        DeliveryGrantOut: {
+            product_id: components["schemas"]["Id"];
+            access_schedule_id: components["schemas"]["Id"];
+        };
+        Delivery: {
+            /** @constant */
+            object: "delivery";
+            id: components["schemas"]["Id"];
+            /** @description The gateway's key (GET /sales/gateways). */
+            gateway: string;
+            name: string;
+            /**
+             * Format: uri
+             * @description Where the gateway posts its sales: `{PUBLIC_BASE_URL}/postbacks/{id}`.
+             */
+            postback_url: string;
+            revision: components["schemas"]["Revision"];
+            kind: components["schemas"]["DeliveryKind"];
+            status: components["schemas"]["DeliveryStatus"];
+            /** @description Kept out of the school's storefront lists. */
+            hidden: boolean;
+            /** @description A copy of a delivery of the account this one replicates (read-only). */
+            replica: boolean;
+            /** @description The gateway product ids this delivery listens to. */
+            external_ids: string[];
+            /** @description What a sale grants, each product under an access schedule. */
+            products: components["schemas"]["DeliveryGrantOut"][];
+            /** @description Tags a sale gives the student. */
+            tag_ids: components["schemas"]["Id"][];
+            duration: components["schemas"]["AccessDuration"];
+            duration_unit: components["schemas"]["DurationUnit"];
+            /** @description Enrollments this delivery granted or last renewed. */
+            enrollments_count: number;
+            products_count: number;
+            tags_count: number;
+            /** @description The postback secret itself is write-only and never returned. */
+            secret: {
+                configured: boolean;
+            };
+            created_at: components["schemas"]["Timestamp"];
+            updated_at: components["schemas"]["Timestamp"];
+        };
+        DeliveryResponse: {
+            data: components["schemas"]["Delivery"];
+        };
+        /** @description Gateway product ids; trimmed, each kept once. One delivery of the account and gateway owns each (409 `already_exists`). */
+        DeliveryExternalIds: string[];
+        /** @description What a sale grants; each product once. */
+        DeliveryProducts: components["schemas"]["DeliveryProductGrant"][];
+        /** @description Tags a sale gives the student. */
+        DeliveryTagIds: components["schemas"]["Id"][];
+        /**
+         * @example {
+         *       "gateway": "generic",
+         *       "name": "Python from zero",
+         *       "external_ids": [
+         *         "prod-123"
+         *       ],
+         *       "products": [
+         *         {
+         *           "product_id": "3"
+         *         }
+         *       ],
+         *       "duration": 12,
+         *       "duration_unit": "month"
+         *     }
+         */
+        DeliveryCreate: {
+            /** @description A key of GET /sales/gateways (422 otherwise). */
+            gateway: string;
+            name: string;
+            kind?: components["schemas"]["DeliveryKind"];
+            hidden?: boolean;
+            external_ids?: components["schemas"]["DeliveryExternalIds"];
+            products?: components["schemas"]["DeliveryProducts"];
+            tag_ids?: components["schemas"]["DeliveryTagIds"];
+            duration?: components["schemas"]["AccessDuration"];
+            duration_unit?: components["schemas"]["DurationUnit"];
+            /** @description Required by gateways with `secret_required`; postbacks then carry it in `X-Postback-Secret`. */
+            secret?: string;
+        };
+        /**
+         * @example {
+         *       "status": "archived"
+         *     }
+         */
+        DeliveryUpdate: {
+            name?: string;
+            kind?: components["schemas"]["DeliveryKind"];
+            hidden?: boolean;
+            external_ids?: components["schemas"]["DeliveryExternalIds"];
+            products?: components["schemas"]["DeliveryProducts"];
+            tag_ids?: components["schemas"]["DeliveryTagIds"];
+            duration?: components["schemas"]["AccessDuration"];
+            duration_unit?: components["schemas"]["DurationUnit"];
+            /** @description Archive or restore; needs deliveries.archive as well. */
+            status?: components["schemas"]["DeliveryStatus"];
+            /** @description A new secret; null removes it (422 where the gateway requires one). */
+            secret?: string | null;
+        };
+        /**
+         * @description The gateway's status of the sale, normalized. approved, trial and subscription_active grant or renew access; refunded, canceled, chargeback and subscription_canceled end what the delivery granted.
+         * @enum {string}
+         */
+        SaleStatus: "approved" | "refunded" | "canceled" | "chargeback" | "trial" | "subscription_active" | "subscription_canceled";
+        /**
+         * @description `ignored`: recorded, nothing granted or ended (`error` says why).
+         * @enum {string}
+         */
+        TransactionStatus: "processed" | "ignored";
+        Transaction: {
+            /** @constant */
+            object: "transaction";
+            id: components["schemas"]["Id"];
+            delivery_id: components["schemas"]["Id"];
+            /** @description The student (found or created by `client_email`); null when none was involved. */
+            user_id: string | null;
+            /** @description The delivery's gateway key. */
+            engine: string;
+            /** @description The sale's id at the gateway. */
+            transaction_id: string;
+            /** @description The subscription's id at the gateway. */
+            recurrence_id: string | null;
+            event: components["schemas"]["SaleStatus"];
+            /** @description The gateway product ids of the sale. */
+            product_ids: string[];
+            client_name: string | null;
+            client_email: string | null;
+            client_doc: string | null;
+            client_phone: string | null;
+            status: components["schemas"]["TransactionStatus"];
+            /** @description The sale: approved, refunded, canceled, chargeback or trial. */
+            transaction_status: string | null;
+            /** @description The subscription: trial, active or canceled. */
+            recurrence_status: string | null;
+            /** @description Why it was ignored: `delivery_archived`, `unknown_product` (no product id the delivery listens to). */
+            error: string | null;
+            created_at: components["schemas"]["Timestamp"];
+        };
+        Enrollment: {
+            /** @constant */
+            object: "enrollment";
+            id: components["schemas"]["Id"];
+            user_id: components["schemas"]["Id"];
+            product_id: components["schemas"]["Id"];
+            access_schedule_id: components["schemas"]["Id"];
+            /** @description The delivery whose sale granted (or last renewed) it. */
+            delivery_id: string | null;
+            /** @description The transaction (GET /sales/transactions/{id}) that granted or last renewed it. */
+            transaction_id: string | null;
+            started_at: components["schemas"]["Timestamp"];
+            duration: components["schemas"]["AccessDuration"];
+            duration_unit: components["schemas"]["DurationUnit"];
+            /** @description null for lifetime access. */
+            ends_at: components["schemas"]["NullableTimestamp"];
+            /** @description Ended on purpose, or past `ends_at`. */
+            ended: boolean;
+            revision: components["schemas"]["Revision"];
+            created_at: components["schemas"]["Timestamp"];
+            updated_at: components["schemas"]["Timestamp"];
+        };
+        EnrollmentResponse: {
+            data: components["schemas"]["Enrollment"];
+        };
+        /**
+         * @example {
+         *       "user_id": "42",
+         *       "product_id": "3",
+         *       "duration": 1,
+         *       "duration_unit": "year"
+         *     }
+         */
+        EnrollmentCreate: {
+            user_id: components["schemas"]["Id"];
+            product_id: components["schemas"]["Id"];
+            /** @description A schedule of the product outside the trash; its default schedule when absent. */
+            access_schedule_id?: components["schemas"]["Id"];
+            duration?: components["schemas"]["AccessDuration"];
+            duration_unit?: components["schemas"]["DurationUnit"];
+            /** @description Now when absent. */
+            started_at?: components["schemas"]["Timestamp"];
+        };
+        /**
+         * @example {
+         *       "duration": 2,
+         *       "duration_unit": "year"
+         *     }
+         */
+        EnrollmentUpdate: {
+            /** @description `true` ends it now; `false` is refused (422 invalid_transition). */
+            ended?: boolean;
+            duration?: components["schemas"]["AccessDuration"];
+            duration_unit?: components["schemas"]["DurationUnit"];
+            access_schedule_id?: components["schemas"]["Id"];
+        };
+        /** @description Like POST /enrollments, but a current enrollment in the product is renewed by the duration instead of refused. */
+        EnrollmentsGrantPayload: components["schemas"]["EnrollmentCreate"];
+        /** @enum {string} */
+        LessonKind: "lesson" | "exam";
+        Lesson: {
+            /** @constant */
+            object: "lesson";
+            id: components["schemas"]["Id"];
+            product_id: components["schemas"]["Id"];
+            module_id: string | null;
+            kind: components["schemas"]["LessonKind"];
+            name: string;
+            created_at: components["schemas"]["Timestamp"];
+            updated_at: components["schemas"]["Timestamp"];
+        };
+        /**
+         * @example {
+         *       "name": "Variables and types"
+         *     }
+         */
+        LessonCreate: {
+            name: string;
+            kind?: components["schemas"]["LessonKind"];
+            /** @description A module of the product (422 otherwise). */
+            module_id?: string | null;
+        };
+        LessonProgress: {
+            /** @constant */
+            object: "lesson_progress";
+            lesson_id: components["schemas"]["Id"];
+            /** @description The lesson's name. */
+            name: string;
+            /** @description How much of it was watched. */
+            percent: number;
+            /** @description Any of it was watched, or it is completed. */
+            watched: boolean;
+            completed: boolean;
+            completed_at: components["schemas"]["NullableTimestamp"];
+            updated_at: components["schemas"]["Timestamp"];
+        };
+        /**
+         * @example {
+         *       "percent": 100
+         *     }
+         */
+        LessonProgressPut: {
+            percent: number;
+            /** @description By default: `percent` is 100. */
+            completed?: boolean;
+        };
+        ProductProgress: {
+            /** @constant */
+            object: "product_progress";
+            user_id: components["schemas"]["Id"];
+            product_id: components["schemas"]["Id"];
+            lessons_total: number;
+            lessons_watched: number;
+            lessons_completed: number;
+            /** @description Completed lessons over all lessons, rounded down. */
+            percent: number;
+            /** @description Every lesson of the product, oldest first. */
+            lessons: components["schemas"]["LessonProgress"][];
+        };
+        ExamResult: {
+            /** @constant */
+            object: "exam_result";
+            id: components["schemas"]["Id"];
+            user_id: components["schemas"]["Id"];
+            item_id: components["schemas"]["Id"];
+            product_id: components["schemas"]["Id"];
+            score: number;
+            max_score: number;
+            passed: boolean;
+            attempts: number;
+            submitted_at: components["schemas"]["Timestamp"];
+            revision: components["schemas"]["Revision"];
+            created_at: components["schemas"]["Timestamp"];
+            updated_at: components["schemas"]["Timestamp"];
+        };
+        ExamResultResponse: {
+            data: components["schemas"]["ExamResult"];
+        };
+        /**
+         * @example {
+         *       "score": 85,
+         *       "passed": true
+         *     }
+         */
+        ExamResultPut: {
+            /** @description At most `max_score`. */
+            score: number;
+            /** @description 100 when absent. */
+            max_score?: number;
+            passed: boolean;
+            /** @description 1 when absent. */
+            attempts?: number;
+            /** @description Now when absent. */
+            submitted_at?: components["schemas"]["Timestamp"];
+        };
+        /**
+         * @description Something that happened in the account, as recorded when it happened. `type` and `version` sit side by side; `data` follows the catalog's schema for that type and version (GET /event-types) and never changes afterwards.
+         * @example {
+         *       "object": "event",
+         *       "id": "981",
+         *       "type": "tag.assigned",
+         *       "version": "1",
+         *       "created_at": "2026-11-22T10:15:00.000Z",
+         *       "data": {
+         *         "user_id": "42",
+         *         "tag": {
+         *           "id": "12",
+         *           "name": "vip"
+         *         }
+         *       }
+         *     }
+         */
+        Event: {
+            /** @constant */
+            object: "event";
+            id: components["schemas"]["Id"];
+            /**
+             * @description The kind of event; an open set (treat unknown types as opaque).
+             * @example user.created
+             * @example tag.assigned
+             * @example operation.finished
+             */
+            type: string;
+            /**
+             * @description The version of the type's payload shape it was recorded in.
+             * @example 1
+             */
+            version: string;
+            created_at: components["schemas"]["Timestamp"];
+            /** @description The payload, as recorded. */
+            data: {
+                [key: string]: unknown;
+            };
+        };
+        EventType: {
+            /** @constant */
+            object: "event_type";
+            /** @example user.created */
+            type: string;
+            version: string;
+            /** @description New events of this type are recorded in this version. */
+            current: boolean;
+            /**
+             * @description `public` events go to webhooks and event streams.
+             * @enum {string}
+             */
+            visibility: "public" | "internal";
+            description: string;
+            /** @description The top-level keys of `data`. */
+            payload_keys: string[];
+            /** @description The JSON Schema (2020-12) of `data` in this version. */
+            schema: {
+                [key: string]: unknown;
+            };
+        };
+        /**
+         * @description A `disabled` endpoint receives nothing; its waiting deliveries were canceled.
+         * @enum {string}
+         */
+        WebhookStatus: "enabled" | "disabled";
+        /**
+         * @description The fields of a webhook endpoint; `Webhook` closes them.
+         * @example {
+         *       "object": "webhook",
+         *       "id": "7",
+         *       "url": "https://hooks.example.com/school",
+         *       "description": "CRM sync",
+         *       "event_types": [
+         *         "user.created",
+         *         "user.updated"
+         *       ],
+         *       "payload_version": "1",
+         *       "status": "enabled",
+         *       "disabled_reason": null,
+         *       "revision": "1b2c3d4e",
+         *       "created_at": "2026-11-22T10:15:00.000Z",
+         *       "updated_at": "2026-11-22T10:15:00.000Z"
+         *     }
+         */
+        WebhookFields: {
+            /** @constant */
+            object: "webhook";
+            id: components["schemas"]["Id"];
+            /** Format: uri */
+            url: string;
+            description: string | null;
+            /** @description The event types it receives; `*` for every public type. */
+            event_types: string[];
+            /** @description Pinned at registration; it receives the events recorded in this version. */
+            payload_version: string;
+            status: components["schemas"]["WebhookStatus"];
+            /**
+             * @description Why it is disabled: `endpoint_gone` (it answered 410 Gone) or `disabled_by_client`; null while enabled. An open set.
+             * @example endpoint_gone
+             */
+            disabled_reason: string | null;
+            revision: components["schemas"]["Revision"];
+            created_at: components["schemas"]["Timestamp"];
+            updated_at: components["schemas"]["Timestamp"];
+        };
+        Webhook: components["schemas"]["WebhookFields"];
+        WebhookWithSecret: components["schemas"]["WebhookFields"] & {
+            /**
+             * @description The signing secret (Standard Webhooks), shown once.
+             * @example whsec_MfKQ9r8GKYqrTwjUPD8ILPZIo2LaLaSw
+             */
+            secret: string;
+        };
+        WebhookResponse: {
+            data: components["schemas"]["Webhook"];
+        };
+        /**
+         * @example {
+         *       "url": "https://hooks.example.com/school",
+         *       "event_types": [
+         *         "user.created",
+         *         "user.updated"
+         *       ]
+         *     }
+         */
+        WebhookCreate: {
+            /** @description An http or https URL on a public address. */
+            url: string;
+            description?: string | null;
+            /** @description Types of the catalog, or `*` for every public type. */
+            event_types: string[];
+            /** @description The event version it receives; the catalog's highest by default. */
+            payload_version?: string;
+        };
+        /**
+         * @example {
+         *       "status": "disabled"
+         *     }
+         */
+        WebhookUpdate: {
+            url?: string;
+            description?: string | null;
+            event_types?: string[];
+            status?: components["schemas"]["WebhookStatus"];
+        };
+        /** @enum {string} */
+        WebhookDeliveryStatus: "pending" | "in_progress" | "delivered" | "failed" | "dead" | "canceled";
+        WebhookDeliveryAttempt: {
+            /** @constant */
+            object: "webhook_delivery_attempt";
+            number: number;
+            /**
+             * @description `automatic` (the first try and its retries) or `replay` (an item of a replay operation). An open set: treat unknown values as opaque.
+             * @enum {string}
+             */
+            origin: "automatic" | "replay";
+            /** @description The status the endpoint answered; null when no answer came. */
+            http_status: number | null;
+            duration_ms: number;
+            started_at: components["schemas"]["Timestamp"];
+            finished_at: components["schemas"]["Timestamp"];
+            /** @description When the retry this failure scheduled is due; null when none was. */
+            next_attempt_at: components["schemas"]["NullableTimestamp"];
+            /** @description The start of the response body (at most 1 KiB), secrets and tokens masked. */
+            response_excerpt: string | null;
+            /** @description Why no answer came (timeout, refused connection, private address...). */
+            transport_error: string | null;
+        };
+        WebhookDelivery: {
+            /** @constant */
+            object: "webhook_delivery";
+            id: components["schemas"]["Id"];
+            webhook_id: components["schemas"]["Id"];
+            event_id: components["schemas"]["Id"];
+            event_type: string;
+            /** @description Where it is sent (the endpoint's URL). */
+            url: string;
+            status: components["schemas"]["WebhookDeliveryStatus"];
+            attempts_count: number;
+            created_at: components["schemas"]["Timestamp"];
+            /** @description The last automatic retry; after it a failing delivery is `dead`. */
+            deadline_at: components["schemas"]["Timestamp"];
+            delivered_at: components["schemas"]["NullableTimestamp"];
+            /** @description When the next automatic attempt is due (pending or failed). */
+            next_attempt_at: components["schemas"]["NullableTimestamp"];
+            last_attempt: components["schemas"]["WebhookDeliveryAttempt"] | null;
+        };
+        /**
+         * @description Every filter narrows; `{}` replays every retained event sent to the endpoint.
+         * @example {
+         *       "event_types": [
+         *         "user.created"
+         *       ],
+         *       "occurred_after": "2026-11-20T00:00:00.000Z"
+         *     }
+         */
+        WebhookReplayCreate: {
+            event_ids?: components["schemas"]["Id"][];
+            event_types?: string[];
+            /**
+             * Format: date-time
+             * @description Only events recorded at or after this instant.
+             */
+            occurred_after?: string;
+            /**
+             * Format: date-time
+             * @description Only events recorded before this instant.
+             */
+            occurred_before?: string;
+        };
+        WebhookSecretRotationCreate: {
+            /**
+             * @description How long the previous secret keeps signing beside the new one.
+             * @default 24
+             */
+            overlap_hours?: number;
+        };
+        WebhookSecretRotation: {
+            /** @constant */
+            object: "webhook_secret_rotation";
+            /** @description The new signing secret, shown once. */
+            secret: string;
+            /** @description When the previous secret stops signing. */
+            previous_secret_expires_at: components["schemas"]["Timestamp"];
+        };
     };
     responses: {
         /** @description The request is malformed (`malformed_json`, `json_too_deep`, `invalid_utf8`, `unknown_parameter`, `invalid_cursor`). */
@@ -1513,6 +3970,30 @@ export interface components {
         };
     };
     parameters: {
+        /** @description Identifier of an event. */
+        EventId: components["schemas"]["Id"];
+        /** @description Identifier of a webhook endpoint. */
+        WebhookId: components["schemas"]["Id"];
+        /** @description Identifier of a webhook delivery. */
+        WebhookDeliveryId: components["schemas"]["Id"];
+        /** @description Your own identifier of this request (at most 64 letters, digits, `.`, `_`, `-`): echoed in the response and logged beside the server's `X-Request-Id`, which it never replaces. */
+        ClientRequestId: string;
+        /** @description Identifier of a delivery. */
+        DeliveryId: components["schemas"]["Id"];
+        /** @description Identifier of a transaction here (not the gateway's id of the sale). */
+        TransactionId: components["schemas"]["Id"];
+        /** @description Identifier of an enrollment. */
+        EnrollmentId: components["schemas"]["Id"];
+        /** @description Identifier of a lesson of the product. */
+        LessonId: components["schemas"]["Id"];
+        /** @description Identifier of an exam item (a lesson of kind `exam`). */
+        ExamItemId: components["schemas"]["Id"];
+        /** @description Identifier of a Diamond automation. */
+        DiamondId: components["schemas"]["Id"];
+        /** @description Identifier of a membership of a Diamond automation. */
+        MembershipId: components["schemas"]["Id"];
+        /** @description Identifier of an event stream. */
+        StreamId: components["schemas"]["Id"];
         /** @description Page size. */
         Limit: number;
         /** @description Opaque cursor from `page.next_cursor` or `page.prev_cursor`; valid 24 hours, for the same sort and filters. */
@@ -3173,6 +5654,1493 @@ export interface operations {
                 };
                 content: {
                     "application/json": components["schemas"]["OperationResponse"];
+                };
+            };
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            404: components["responses"]["NotFound"];
+            409: components["responses"]["Conflict"];
+            422: components["responses"]["Unprocessable"];
+            default: components["responses"]["Error"];
+        };
+    };
+    createDiamond: {
+        parameters: {
+            query?: never;
+            header: {
+                /** @description Unique key of this request, remembered 48 hours per credential. */
+                "Idempotency-Key": components["parameters"]["IdempotencyKey"];
+            };
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["DiamondCreate"];
+            };
+        };
+        responses: {
+            /** @description The automation. */
+            201: {
+                headers: {
+                    ETag: components["headers"]["ETag"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["DiamondResponse"];
+                };
+            };
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            409: components["responses"]["Conflict"];
+            422: components["responses"]["Unprocessable"];
+            default: components["responses"]["Error"];
+        };
+    };
+    getDiamond: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description Identifier of a Diamond automation. */
+                diamond_id: components["parameters"]["DiamondId"];
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The automation. */
+            200: {
+                headers: {
+                    ETag: components["headers"]["ETag"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["DiamondResponse"];
+                };
+            };
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            404: components["responses"]["NotFound"];
+            default: components["responses"]["Error"];
+        };
+    };
+    createDiamondMembership: {
+        parameters: {
+            query?: never;
+            header: {
+                /** @description Unique key of this request, remembered 48 hours per credential. */
+                "Idempotency-Key": components["parameters"]["IdempotencyKey"];
+            };
+            path: {
+                /** @description Identifier of a Diamond automation. */
+                diamond_id: components["parameters"]["DiamondId"];
+            };
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["DiamondMembershipCreate"];
+            };
+        };
+        responses: {
+            /** @description The membership. */
+            201: {
+                headers: {
+                    ETag: components["headers"]["ETag"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["DiamondMembershipResponse"];
+                };
+            };
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            404: components["responses"]["NotFound"];
+            409: components["responses"]["Conflict"];
+            422: components["responses"]["Unprocessable"];
+            default: components["responses"]["Error"];
+        };
+    };
+    getDiamondMembership: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description Identifier of a Diamond automation. */
+                diamond_id: components["parameters"]["DiamondId"];
+                /** @description Identifier of a membership of a Diamond automation. */
+                membership_id: components["parameters"]["MembershipId"];
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The membership. */
+            200: {
+                headers: {
+                    ETag: components["headers"]["ETag"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["DiamondMembershipResponse"];
+                };
+            };
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            404: components["responses"]["NotFound"];
+            default: components["responses"]["Error"];
+        };
+    };
+    updateDiamondMembership: {
+        parameters: {
+            query?: never;
+            header?: {
+                /** @description The ETag last seen; a different current revision answers 412 `revision_mismatch`. */
+                "If-Match"?: components["parameters"]["IfMatch"];
+                /** @description Unique key of this request, remembered 48 hours per credential. */
+                "Idempotency-Key"?: components["parameters"]["IdempotencyKeyOptional"];
+            };
+            path: {
+                /** @description Identifier of a Diamond automation. */
+                diamond_id: components["parameters"]["DiamondId"];
+                /** @description Identifier of a membership of a Diamond automation. */
+                membership_id: components["parameters"]["MembershipId"];
+            };
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["DiamondMembershipUpdate"];
+            };
+        };
+        responses: {
+            /** @description The membership, at its new stage. */
+            200: {
+                headers: {
+                    ETag: components["headers"]["ETag"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["DiamondMembershipResponse"];
+                };
+            };
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            404: components["responses"]["NotFound"];
+            409: components["responses"]["Conflict"];
+            412: components["responses"]["PreconditionFailed"];
+            422: components["responses"]["Unprocessable"];
+            default: components["responses"]["Error"];
+        };
+    };
+    listDiamondMembershipProcessingAttempts: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description Identifier of a Diamond automation. */
+                diamond_id: components["parameters"]["DiamondId"];
+                /** @description Identifier of a membership of a Diamond automation. */
+                membership_id: components["parameters"]["MembershipId"];
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The attempts. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        data: components["schemas"]["MembershipProcessingAttempt"][];
+                    };
+                };
+            };
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            404: components["responses"]["NotFound"];
+            default: components["responses"]["Error"];
+        };
+    };
+    createDiamondMembershipProcessingAttempt: {
+        parameters: {
+            query?: never;
+            header: {
+                /** @description Unique key of this request, remembered 48 hours per credential. */
+                "Idempotency-Key": components["parameters"]["IdempotencyKey"];
+            };
+            path: {
+                /** @description Identifier of a Diamond automation. */
+                diamond_id: components["parameters"]["DiamondId"];
+                /** @description Identifier of a membership of a Diamond automation. */
+                membership_id: components["parameters"]["MembershipId"];
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The attempt. */
+            201: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["MembershipProcessingAttemptResponse"];
+                };
+            };
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            404: components["responses"]["NotFound"];
+            409: components["responses"]["Conflict"];
+            default: components["responses"]["Error"];
+        };
+    };
+    listEventStreams: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The streams. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        data: components["schemas"]["EventStream"][];
+                    };
+                };
+            };
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            default: components["responses"]["Error"];
+        };
+    };
+    createEventStream: {
+        parameters: {
+            query?: never;
+            header: {
+                /** @description Unique key of this request, remembered 48 hours per credential. */
+                "Idempotency-Key": components["parameters"]["IdempotencyKey"];
+            };
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["EventStreamCreate"];
+            };
+        };
+        responses: {
+            /** @description The stream. */
+            201: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["EventStreamResponse"];
+                };
+            };
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            409: components["responses"]["Conflict"];
+            422: components["responses"]["Unprocessable"];
+            /** @description Too many streams (`too_many_streams`). */
+            429: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            default: components["responses"]["Error"];
+        };
+    };
+    getEventStream: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description Identifier of an event stream. */
+                stream_id: components["parameters"]["StreamId"];
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The stream. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["EventStreamResponse"];
+                };
+            };
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            404: components["responses"]["NotFound"];
+            default: components["responses"]["Error"];
+        };
+    };
+    deleteEventStream: {
+        parameters: {
+            query?: never;
+            header?: {
+                /** @description Unique key of this request, remembered 48 hours per credential. */
+                "Idempotency-Key"?: components["parameters"]["IdempotencyKeyOptional"];
+            };
+            path: {
+                /** @description Identifier of an event stream. */
+                stream_id: components["parameters"]["StreamId"];
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Deleted. */
+            204: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            404: components["responses"]["NotFound"];
+            default: components["responses"]["Error"];
+        };
+    };
+    streamEvents: {
+        parameters: {
+            query?: {
+                /** @description Start after this event id (`Last-Event-ID` wins when both are sent). */
+                cursor?: string;
+                /** @description Seconds of silence before a heartbeat comment line. */
+                heartbeat_seconds?: number;
+            };
+            header?: {
+                /** @description The id of the last event received; the stream goes on after it. */
+                "Last-Event-ID"?: string;
+            };
+            path: {
+                /** @description Identifier of an event stream. */
+                stream_id: components["parameters"]["StreamId"];
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The events, as Server-Sent Events, until the connection closes. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example : stream 3 open
+                     *
+                     *     id: 42
+                     *     event: diamond_membership.stage_changed
+                     *     data: {"object":"event","id":"42","type":"diamond_membership.stage_changed","version":"1","created_at":"2026-11-22T10:15:00.000Z","data":{}}
+                     *
+                     *     : heartbeat
+                     */
+                    "text/event-stream": string;
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            404: components["responses"]["NotFound"];
+            409: components["responses"]["Conflict"];
+            /** @description The cursor names an event no longer retained (`cursor_expired`). */
+            410: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            default: components["responses"]["Error"];
+        };
+    };
+    listGateways: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The gateway catalog. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        data: components["schemas"]["Gateway"][];
+                    };
+                };
+            };
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            default: components["responses"]["Error"];
+        };
+    };
+    listDeliveries: {
+        parameters: {
+            query?: {
+                /** @description Page size. */
+                limit?: components["parameters"]["Limit"];
+                /** @description Opaque cursor from `page.next_cursor` or `page.prev_cursor`; valid 24 hours, for the same sort and filters. */
+                cursor?: components["parameters"]["Cursor"];
+                /** @description Order of the list; `-created_at` (newest first) by default. */
+                sort?: "created_at" | "-created_at";
+                /** @description Only deliveries of this gateway. */
+                gateway?: string;
+                /** @description Only deliveries in this status. */
+                status?: components["schemas"]["DeliveryStatus"];
+                /** @description Only the delivery that listens to this gateway product id. */
+                external_id?: string;
+            };
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description A page of deliveries. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        data: components["schemas"]["Delivery"][];
+                        page: components["schemas"]["Page"];
+                    };
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            default: components["responses"]["Error"];
+        };
+    };
+    createDelivery: {
+        parameters: {
+            query?: never;
+            header: {
+                /** @description Unique key of this request, remembered 48 hours per credential. */
+                "Idempotency-Key": components["parameters"]["IdempotencyKey"];
+            };
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["DeliveryCreate"];
+            };
+        };
+        responses: {
+            /** @description The delivery. */
+            201: {
+                headers: {
+                    ETag: components["headers"]["ETag"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["DeliveryResponse"];
+                };
+            };
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            409: components["responses"]["Conflict"];
+            422: components["responses"]["Unprocessable"];
+            default: components["responses"]["Error"];
+        };
+    };
+    getDelivery: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description Identifier of a delivery. */
+                delivery_id: components["parameters"]["DeliveryId"];
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The delivery. */
+            200: {
+                headers: {
+                    ETag: components["headers"]["ETag"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["DeliveryResponse"];
+                };
+            };
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            404: components["responses"]["NotFound"];
+            default: components["responses"]["Error"];
+        };
+    };
+    updateDelivery: {
+        parameters: {
+            query?: never;
+            header?: {
+                /** @description The ETag last seen; a different current revision answers 412 `revision_mismatch`. */
+                "If-Match"?: components["parameters"]["IfMatch"];
+                /** @description Unique key of this request, remembered 48 hours per credential. */
+                "Idempotency-Key"?: components["parameters"]["IdempotencyKeyOptional"];
+            };
+            path: {
+                /** @description Identifier of a delivery. */
+                delivery_id: components["parameters"]["DeliveryId"];
+            };
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["DeliveryUpdate"];
+            };
+        };
+        responses: {
+            /** @description The delivery. */
+            200: {
+                headers: {
+                    ETag: components["headers"]["ETag"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["DeliveryResponse"];
+                };
+            };
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            404: components["responses"]["NotFound"];
+            409: components["responses"]["Conflict"];
+            412: components["responses"]["PreconditionFailed"];
+            422: components["responses"]["Unprocessable"];
+            default: components["responses"]["Error"];
+        };
+    };
+    listTransactions: {
+        parameters: {
+            query?: {
+                /** @description Page size. */
+                limit?: components["parameters"]["Limit"];
+                /** @description Opaque cursor from `page.next_cursor` or `page.prev_cursor`; valid 24 hours, for the same sort and filters. */
+                cursor?: components["parameters"]["Cursor"];
+                /** @description Order of the list; `-created_at` (newest first) by default. */
+                sort?: "created_at" | "-created_at";
+                /** @description Only transactions posted back to this delivery. */
+                delivery_id?: components["schemas"]["Id"];
+                /** @description Only transactions of this gateway. */
+                engine?: string;
+                /** @description The sale's id at the gateway. */
+                transaction_id?: string;
+                /** @description The subscription's id at the gateway. */
+                recurrence_id?: string;
+                /** @description Only transactions processed or ignored. */
+                status?: components["schemas"]["TransactionStatus"];
+                /** @description The buyer's email, case-insensitively. */
+                email?: string;
+                /** @description Recorded at or after this instant. */
+                created_after?: string;
+                /** @description Recorded before this instant. */
+                created_before?: string;
+            };
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description A page of transactions. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        data: components["schemas"]["Transaction"][];
+                        page: components["schemas"]["Page"];
+                    };
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            422: components["responses"]["Unprocessable"];
+            default: components["responses"]["Error"];
+        };
+    };
+    getTransaction: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description Identifier of a transaction here (not the gateway's id of the sale). */
+                transaction_id: components["parameters"]["TransactionId"];
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The transaction. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        data: components["schemas"]["Transaction"];
+                    };
+                };
+            };
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            404: components["responses"]["NotFound"];
+            default: components["responses"]["Error"];
+        };
+    };
+    createEnrollment: {
+        parameters: {
+            query?: never;
+            header: {
+                /** @description Unique key of this request, remembered 48 hours per credential. */
+                "Idempotency-Key": components["parameters"]["IdempotencyKey"];
+            };
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["EnrollmentCreate"];
+            };
+        };
+        responses: {
+            /** @description The enrollment. */
+            201: {
+                headers: {
+                    ETag: components["headers"]["ETag"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["EnrollmentResponse"];
+                };
+            };
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            409: components["responses"]["Conflict"];
+            422: components["responses"]["Unprocessable"];
+            default: components["responses"]["Error"];
+        };
+    };
+    getEnrollment: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description Identifier of an enrollment. */
+                enrollment_id: components["parameters"]["EnrollmentId"];
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The enrollment. */
+            200: {
+                headers: {
+                    ETag: components["headers"]["ETag"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["EnrollmentResponse"];
+                };
+            };
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            404: components["responses"]["NotFound"];
+            default: components["responses"]["Error"];
+        };
+    };
+    updateEnrollment: {
+        parameters: {
+            query?: never;
+            header?: {
+                /** @description The ETag last seen; a different current revision answers 412 `revision_mismatch`. */
+                "If-Match"?: components["parameters"]["IfMatch"];
+                /** @description Unique key of this request, remembered 48 hours per credential. */
+                "Idempotency-Key"?: components["parameters"]["IdempotencyKeyOptional"];
+            };
+            path: {
+                /** @description Identifier of an enrollment. */
+                enrollment_id: components["parameters"]["EnrollmentId"];
+            };
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["EnrollmentUpdate"];
+            };
+        };
+        responses: {
+            /** @description The enrollment. */
+            200: {
+                headers: {
+                    ETag: components["headers"]["ETag"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["EnrollmentResponse"];
+                };
+            };
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            404: components["responses"]["NotFound"];
+            412: components["responses"]["PreconditionFailed"];
+            422: components["responses"]["Unprocessable"];
+            default: components["responses"]["Error"];
+        };
+    };
+    listUserEnrollments: {
+        parameters: {
+            query?: {
+                /** @description Page size. */
+                limit?: components["parameters"]["Limit"];
+                /** @description Opaque cursor from `page.next_cursor` or `page.prev_cursor`; valid 24 hours, for the same sort and filters. */
+                cursor?: components["parameters"]["Cursor"];
+                /** @description Order of the list; `-created_at` (newest first) by default. */
+                sort?: "created_at" | "-created_at";
+                /** @description Only enrollments in this product. */
+                product_id?: components["schemas"]["Id"];
+                /** @description `false`: only current enrollments; `true`: only ended ones. */
+                ended?: boolean;
+            };
+            header?: never;
+            path: {
+                /** @description Identifier of a user. */
+                user_id: components["parameters"]["UserId"];
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description A page of enrollments. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        data: components["schemas"]["Enrollment"][];
+                        page: components["schemas"]["Page"];
+                    };
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            404: components["responses"]["NotFound"];
+            default: components["responses"]["Error"];
+        };
+    };
+    listLessons: {
+        parameters: {
+            query?: {
+                /** @description Page size. */
+                limit?: components["parameters"]["Limit"];
+                /** @description Opaque cursor from `page.next_cursor` or `page.prev_cursor`; valid 24 hours, for the same sort and filters. */
+                cursor?: components["parameters"]["Cursor"];
+                /** @description Only lessons, or only exam items. */
+                kind?: components["schemas"]["LessonKind"];
+            };
+            header?: never;
+            path: {
+                /** @description Identifier of a product. */
+                product_id: components["parameters"]["ProductId"];
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description A page of lessons. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        data: components["schemas"]["Lesson"][];
+                        page: components["schemas"]["Page"];
+                    };
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            404: components["responses"]["NotFound"];
+            default: components["responses"]["Error"];
+        };
+    };
+    createLesson: {
+        parameters: {
+            query?: never;
+            header: {
+                /** @description Unique key of this request, remembered 48 hours per credential. */
+                "Idempotency-Key": components["parameters"]["IdempotencyKey"];
+            };
+            path: {
+                /** @description Identifier of a product. */
+                product_id: components["parameters"]["ProductId"];
+            };
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["LessonCreate"];
+            };
+        };
+        responses: {
+            /** @description The lesson. */
+            201: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        data: components["schemas"]["Lesson"];
+                    };
+                };
+            };
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            404: components["responses"]["NotFound"];
+            422: components["responses"]["Unprocessable"];
+            default: components["responses"]["Error"];
+        };
+    };
+    getProductProgress: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description Identifier of a user. */
+                user_id: components["parameters"]["UserId"];
+                /** @description Identifier of a product. */
+                product_id: components["parameters"]["ProductId"];
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The progress. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        data: components["schemas"]["ProductProgress"];
+                    };
+                };
+            };
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            404: components["responses"]["NotFound"];
+            default: components["responses"]["Error"];
+        };
+    };
+    putLessonProgress: {
+        parameters: {
+            query?: never;
+            header?: {
+                /** @description Unique key of this request, remembered 48 hours per credential. */
+                "Idempotency-Key"?: components["parameters"]["IdempotencyKeyOptional"];
+            };
+            path: {
+                /** @description Identifier of a user. */
+                user_id: components["parameters"]["UserId"];
+                /** @description Identifier of a product. */
+                product_id: components["parameters"]["ProductId"];
+                /** @description Identifier of a lesson of the product. */
+                lesson_id: components["parameters"]["LessonId"];
+            };
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["LessonProgressPut"];
+            };
+        };
+        responses: {
+            /** @description The lesson's progress. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        data: components["schemas"]["LessonProgress"];
+                    };
+                };
+            };
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            404: components["responses"]["NotFound"];
+            422: components["responses"]["Unprocessable"];
+            default: components["responses"]["Error"];
+        };
+    };
+    getExamResult: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description Identifier of a user. */
+                user_id: components["parameters"]["UserId"];
+                /** @description Identifier of an exam item (a lesson of kind `exam`). */
+                item_id: components["parameters"]["ExamItemId"];
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The result. */
+            200: {
+                headers: {
+                    ETag: components["headers"]["ETag"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ExamResultResponse"];
+                };
+            };
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            404: components["responses"]["NotFound"];
+            default: components["responses"]["Error"];
+        };
+    };
+    putExamResult: {
+        parameters: {
+            query?: never;
+            header?: {
+                /** @description The ETag last seen; a different current revision answers 412 `revision_mismatch`. */
+                "If-Match"?: components["parameters"]["IfMatch"];
+                /** @description Unique key of this request, remembered 48 hours per credential. */
+                "Idempotency-Key"?: components["parameters"]["IdempotencyKeyOptional"];
+            };
+            path: {
+                /** @description Identifier of a user. */
+                user_id: components["parameters"]["UserId"];
+                /** @description Identifier of an exam item (a lesson of kind `exam`). */
+                item_id: components["parameters"]["ExamItemId"];
+            };
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["ExamResultPut"];
+            };
+        };
+        responses: {
+            /** @description The result, replaced. */
+            200: {
+                headers: {
+                    ETag: components["headers"]["ETag"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ExamResultResponse"];
+                };
+            };
+            /** @description The first result. */
+            201: {
+                headers: {
+                    ETag: components["headers"]["ETag"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ExamResultResponse"];
+                };
+            };
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            404: components["responses"]["NotFound"];
+            409: components["responses"]["Conflict"];
+            412: components["responses"]["PreconditionFailed"];
+            422: components["responses"]["Unprocessable"];
+            default: components["responses"]["Error"];
+        };
+    };
+    listEvents: {
+        parameters: {
+            query?: {
+                /** @description Page size. */
+                limit?: components["parameters"]["Limit"];
+                /** @description Opaque cursor from `page.next_cursor` or `page.prev_cursor`; valid 24 hours, for the same sort and filters. */
+                cursor?: components["parameters"]["Cursor"];
+                /** @description Recording order; `-created_at` (newest first) by default. */
+                sort?: "created_at" | "-created_at";
+                /** @description Only events of this type. */
+                type?: string;
+                /** @description Only events recorded at or after this instant. */
+                created_after?: string;
+                /** @description Only events recorded before this instant. */
+                created_before?: string;
+            };
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description A page of events. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        data: components["schemas"]["Event"][];
+                        page: components["schemas"]["Page"];
+                    };
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            422: components["responses"]["Unprocessable"];
+            default: components["responses"]["Error"];
+        };
+    };
+    getEvent: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description Identifier of an event. */
+                event_id: components["parameters"]["EventId"];
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The event. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        data: components["schemas"]["Event"];
+                    };
+                };
+            };
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            404: components["responses"]["NotFound"];
+            default: components["responses"]["Error"];
+        };
+    };
+    listEventTypes: {
+        parameters: {
+            query?: {
+                /** @description Only the versions of this type. */
+                type?: string;
+            };
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The catalog, by type then version. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        data: components["schemas"]["EventType"][];
+                    };
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            default: components["responses"]["Error"];
+        };
+    };
+    listWebhooks: {
+        parameters: {
+            query?: {
+                /** @description Page size. */
+                limit?: components["parameters"]["Limit"];
+                /** @description Opaque cursor from `page.next_cursor` or `page.prev_cursor`; valid 24 hours, for the same sort and filters. */
+                cursor?: components["parameters"]["Cursor"];
+                /** @description Only endpoints in this status. */
+                status?: components["schemas"]["WebhookStatus"];
+            };
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description A page of webhooks. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        data: components["schemas"]["Webhook"][];
+                        page: components["schemas"]["Page"];
+                    };
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            default: components["responses"]["Error"];
+        };
+    };
+    createWebhook: {
+        parameters: {
+            query?: never;
+            header: {
+                /** @description Unique key of this request, remembered 48 hours per credential. */
+                "Idempotency-Key": components["parameters"]["IdempotencyKey"];
+            };
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["WebhookCreate"];
+            };
+        };
+        responses: {
+            /** @description The webhook with its signing secret. */
+            201: {
+                headers: {
+                    ETag: components["headers"]["ETag"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        data: components["schemas"]["WebhookWithSecret"];
+                    };
+                };
+            };
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            409: components["responses"]["Conflict"];
+            422: components["responses"]["Unprocessable"];
+            default: components["responses"]["Error"];
+        };
+    };
+    getWebhook: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description Identifier of a webhook endpoint. */
+                webhook_id: components["parameters"]["WebhookId"];
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The webhook. */
+            200: {
+                headers: {
+                    ETag: components["headers"]["ETag"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["WebhookResponse"];
+                };
+            };
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            404: components["responses"]["NotFound"];
+            default: components["responses"]["Error"];
+        };
+    };
+    deleteWebhook: {
+        parameters: {
+            query?: never;
+            header?: {
+                /** @description The ETag last seen; a different current revision answers 412 `revision_mismatch`. */
+                "If-Match"?: components["parameters"]["IfMatch"];
+                /** @description Unique key of this request, remembered 48 hours per credential. */
+                "Idempotency-Key"?: components["parameters"]["IdempotencyKeyOptional"];
+            };
+            path: {
+                /** @description Identifier of a webhook endpoint. */
+                webhook_id: components["parameters"]["WebhookId"];
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Deleted. */
+            204: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            404: components["responses"]["NotFound"];
+            412: components["responses"]["PreconditionFailed"];
+            default: components["responses"]["Error"];
+        };
+    };
+    updateWebhook: {
+        parameters: {
+            query?: never;
+            header?: {
+                /** @description The ETag last seen; a different current revision answers 412 `revision_mismatch`. */
+                "If-Match"?: components["parameters"]["IfMatch"];
+                /** @description Unique key of this request, remembered 48 hours per credential. */
+                "Idempotency-Key"?: components["parameters"]["IdempotencyKeyOptional"];
+            };
+            path: {
+                /** @description Identifier of a webhook endpoint. */
+                webhook_id: components["parameters"]["WebhookId"];
+            };
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["WebhookUpdate"];
+            };
+        };
+        responses: {
+            /** @description The updated webhook. */
+            200: {
+                headers: {
+                    ETag: components["headers"]["ETag"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["WebhookResponse"];
+                };
+            };
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            404: components["responses"]["NotFound"];
+            412: components["responses"]["PreconditionFailed"];
+            422: components["responses"]["Unprocessable"];
+            default: components["responses"]["Error"];
+        };
+    };
+    listWebhookDeliveries: {
+        parameters: {
+            query?: {
+                /** @description Page size. */
+                limit?: components["parameters"]["Limit"];
+                /** @description Opaque cursor from `page.next_cursor` or `page.prev_cursor`; valid 24 hours, for the same sort and filters. */
+                cursor?: components["parameters"]["Cursor"];
+                /** @description Order of the list; `-created_at` (newest first) by default. */
+                sort?: "created_at" | "-created_at";
+                /** @description Only deliveries in this status. */
+                status?: components["schemas"]["WebhookDeliveryStatus"];
+                /** @description Only the delivery of this event. */
+                event_id?: components["schemas"]["Id"];
+                /** @description Only deliveries of events of this type. */
+                event_type?: string;
+                /** @description Only deliveries created at or after this instant. */
+                created_after?: string;
+                /** @description Only deliveries created before this instant. */
+                created_before?: string;
+            };
+            header?: {
+                /** @description Your own identifier of this request (at most 64 letters, digits, `.`, `_`, `-`): echoed in the response and logged beside the server's `X-Request-Id`, which it never replaces. */
+                "X-Client-Request-Id"?: components["parameters"]["ClientRequestId"];
+            };
+            path: {
+                /** @description Identifier of a webhook endpoint. */
+                webhook_id: components["parameters"]["WebhookId"];
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description A page of deliveries. */
+            200: {
+                headers: {
+                    /** @description The request's `X-Client-Request-Id`, when it sent one. */
+                    "X-Client-Request-Id"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        data: components["schemas"]["WebhookDelivery"][];
+                        page: components["schemas"]["Page"];
+                    };
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            404: components["responses"]["NotFound"];
+            422: components["responses"]["Unprocessable"];
+            default: components["responses"]["Error"];
+        };
+    };
+    getWebhookDelivery: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description Identifier of a webhook endpoint. */
+                webhook_id: components["parameters"]["WebhookId"];
+                /** @description Identifier of a webhook delivery. */
+                delivery_id: components["parameters"]["WebhookDeliveryId"];
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The delivery. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        data: components["schemas"]["WebhookDelivery"];
+                    };
+                };
+            };
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            404: components["responses"]["NotFound"];
+            default: components["responses"]["Error"];
+        };
+    };
+    getWebhookDeliveryAttempt: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description Identifier of a webhook endpoint. */
+                webhook_id: components["parameters"]["WebhookId"];
+                /** @description Identifier of a webhook delivery. */
+                delivery_id: components["parameters"]["WebhookDeliveryId"];
+                /** @description The attempt's number within its delivery, from 1. */
+                number: number;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The attempt. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        data: components["schemas"]["WebhookDeliveryAttempt"];
+                    };
+                };
+            };
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            404: components["responses"]["NotFound"];
+            default: components["responses"]["Error"];
+        };
+    };
+    createWebhookReplay: {
+        parameters: {
+            query?: never;
+            header: {
+                /** @description Unique key of this request, remembered 48 hours per credential. */
+                "Idempotency-Key": components["parameters"]["IdempotencyKey"];
+            };
+            path: {
+                /** @description Identifier of a webhook endpoint. */
+                webhook_id: components["parameters"]["WebhookId"];
+            };
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["WebhookReplayCreate"];
+            };
+        };
+        responses: {
+            /** @description The replay, queued. */
+            202: {
+                headers: {
+                    /** @description The operation's URL. */
+                    Location?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["OperationResponse"];
+                };
+            };
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            404: components["responses"]["NotFound"];
+            409: components["responses"]["Conflict"];
+            422: components["responses"]["Unprocessable"];
+            default: components["responses"]["Error"];
+        };
+    };
+    createWebhookSecretRotation: {
+        parameters: {
+            query?: never;
+            header: {
+                /** @description Unique key of this request, remembered 48 hours per credential. */
+                "Idempotency-Key": components["parameters"]["IdempotencyKey"];
+            };
+            path: {
+                /** @description Identifier of a webhook endpoint. */
+                webhook_id: components["parameters"]["WebhookId"];
+            };
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["WebhookSecretRotationCreate"];
+            };
+        };
+        responses: {
+            /** @description The new secret. */
+            201: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        data: components["schemas"]["WebhookSecretRotation"];
+                    };
                 };
             };
             401: components["responses"]["Unauthorized"];

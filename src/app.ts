@@ -12,7 +12,9 @@ import { closeSideConnections } from './db/statements.ts';
 import { createLogger, type Logger } from './log.ts';
 import { createServices } from './services.ts';
 import { startWorkers } from './tasks/index.ts';
-import { common } from './http/common.ts';
+import { common, requestLog } from './http/common.ts';
+import { health } from './http/health.ts';
+import { requestMetrics, serveMetrics, type MetricsListener } from './http/metrics.ts';
 import { buildCatalog } from './http/v3/catalog.ts';
 import { v3Pipeline } from './http/v3/pipeline.ts';
 import { metaHandlers } from './http/v3/handlers/meta.ts';
@@ -22,9 +24,19 @@ import { catalogHandlers } from './http/v3/handlers/catalog.ts';
 import { operationHandlers } from './http/v3/handlers/operations.ts';
 import { payloadChecks } from './http/v3/payloads.ts';
 import { asyncHandlers } from './http/v3/handlers/async.ts';
-import { legacyRoutes } from './http/legacy/index.ts';
+import { eventHandlers } from './http/v3/handlers/events.ts';
+import { webhookHandlers } from './http/v3/handlers/webhooks.ts';
+import { legacyApi } from './http/legacy/index.ts';
+import { autoLoginRoutes } from './http/login-auto.ts';
 import { createOAuth } from './oauth/index.ts';
+import { docsRoutes } from './http/docs.ts';
 import type { Handlers } from './http/v3/handlers/types.ts';
+import { salesHandlers } from './http/v3/handlers/sales.ts';
+import { enrollmentHandlers } from './http/v3/handlers/enrollments.ts';
+import { progressHandlers } from './http/v3/handlers/progress.ts';
+import { postbackRoutes } from './http/postbacks.ts';
+import { automationHandlers } from './http/v3/handlers/automations.ts';
+import { eventStreamHandlers } from './http/v3/handlers/event-streams.ts';
 
 export interface AppOptions {
   clock?: Clock;
@@ -32,6 +44,8 @@ export interface AppOptions {
   spec?: any;
   db?: Db;
   logger?: Logger;
+  /** Where the /docs pages look for v1.yaml and v2.yaml (default spec/legacy; tests). */
+  legacySpecDir?: string;
 }
 
 export function loadSpec(): any {
@@ -71,19 +85,35 @@ export async function createApp(config: Config, options: AppOptions = {}) {
     ...catalogHandlers(services.catalog),
     ...operationHandlers(services.operations, payloadChecks(spec)),
     ...asyncHandlers(services.publications, services.sandbox),
+    ...eventHandlers(services.events),
+    ...webhookHandlers(services.webhooks, services.webhookDeliveries),
+    ...automationHandlers(services.automations),
+    ...eventStreamHandlers(services.eventStreams),
+    ...salesHandlers(config.publicBaseUrl, services.deliveries, services.transactions),
+    ...enrollmentHandlers(services.enrollments),
+    ...progressHandlers(services.progress),
   };
 
   const koa = new Koa();
   koa.silent = true;
+  // Behind TRUST_PROXY load balancers, the client's address (per-source limit, audit) is the one
+  // the outermost of them appended to X-Forwarded-For, not the balancer's own.
+  koa.proxy = config.trustProxy > 0;
+  koa.maxIpsCount = config.trustProxy;
   const onError = (err: unknown, ctx?: Koa.Context) => {
     // A client that hangs up mid-request is routine, not our failure: one info line, no stack.
     const code = (err as { code?: string } | null)?.code;
+    const log = requestLog(ctx, logger);
     if (ctx?.state.clientClosed || (code && CLIENT_GONE.has(code)))
-      return logger.info({ request_id: ctx?.state.requestId, code }, 'client closed the request');
-    logger.error({ err, request_id: ctx?.state.requestId }, 'unhandled error');
+      return log.info({ code }, 'client closed the request');
+    log.error({ err }, 'unhandled error');
   };
   koa.on('error', (err, ctx) => onError(err, ctx));
   koa.use(common(release, logger));
+  // Probes before the request metrics: a balancer's every-few-seconds probe is not traffic.
+  koa.use(health({ db, jobs: services.jobs, workers: () => config.workers, logger }));
+  koa.use(requestMetrics(services.metrics));
+  const streamAudits = new Set<Promise<void>>();
   koa.use(
     v3Pipeline({
       db,
@@ -94,12 +124,28 @@ export async function createApp(config: Config, options: AppOptions = {}) {
       publicBaseUrl: config.publicBaseUrl,
       services: { ...services, human: oauth.verifier },
       onError,
+      streamAudits,
     }),
   );
-  koa.use(legacyRoutes({ db, clock, logger, rateLimits: services.rateLimits }));
+  koa.use(
+    postbackRoutes({ postbacks: services.postbacks, rateLimits: services.rateLimits, onError }),
+  );
+  koa.use(
+    legacyApi({
+      db,
+      clock,
+      logger,
+      rateLimits: services.rateLimits,
+      services,
+      publicBaseUrl: config.publicBaseUrl,
+    }),
+  );
+  koa.use(autoLoginRoutes(services));
+  koa.use(docsRoutes({ spec, legacyDir: options.legacySpecDir }));
   koa.use(oauth.routes);
 
   const server = http.createServer(koa.callback());
+  let metricsListener: MetricsListener | undefined;
 
   return {
     koa,
@@ -111,7 +157,14 @@ export async function createApp(config: Config, options: AppOptions = {}) {
     release,
     async listen(port = config.port, host = config.host): Promise<number> {
       await new Promise<void>((resolve) => server.listen(port, host, resolve));
+      // Metrics on a listener of their own (METRICS_PORT), never on the public one.
+      if (config.metricsPort !== undefined && !metricsListener)
+        metricsListener = await serveMetrics(services.metrics, config.metricsPort, host);
       return (server.address() as { port: number }).port;
+    },
+    /** The port metrics are served on (after listen), when METRICS_PORT is set. */
+    get metricsPort(): number | undefined {
+      return metricsListener?.port;
     },
     /** Runs the background workers in this process (`npm start` unless WORKERS=false). */
     async startWorkers(): Promise<void> {
@@ -119,13 +172,22 @@ export async function createApp(config: Config, options: AppOptions = {}) {
     },
     /** Stops accepting, lets in-flight requests and running jobs finish, closes the database. */
     async close(): Promise<void> {
+      // Open event streams end first (clients reconnect elsewhere); otherwise the server would
+      // wait for them forever.
+      await services.eventStreams.closeAll();
       await services.jobs.close();
+      // Webhook attempts under way record their outcome before the database closes.
+      await services.webhookDispatcher.drain();
+      await services.events.close();
+      await metricsListener?.close();
       if (server.listening) {
         await new Promise<void>((resolve) => {
           server.close(() => resolve());
           server.closeIdleConnections();
         });
       }
+      // An event stream is audited once its response has closed, which may be just now.
+      await Promise.all(streamAudits);
       await db.destroy();
       await closeSideConnections(db);
     },

@@ -15,6 +15,19 @@ export interface Config {
   rateLimit: { source: number; account: number; credential: number };
   webhookAllowPrivateTargets: boolean;
   secretsKey: string | undefined;
+  /** smtp(s)://user:pass@host:port: the outbox sends through it; unset, emails go to the log. */
+  smtpUrl: string | undefined;
+  /** The From of every email the platform sends. */
+  emailFrom: string;
+  /** Prometheus metrics on their own listener (HOST:METRICS_PORT); undefined: no listener. */
+  metricsPort: number | undefined;
+  /** Audit entries older than this are swept (sweep.audit). */
+  auditRetentionDays: number;
+  /**
+   * Reverse proxies (load balancers) in front that append the client's address to
+   * X-Forwarded-For; 0 (the default) ignores the header, which any client can send.
+   */
+  trustProxy: number;
 }
 
 function int(value: string | undefined, fallback: number, name: string): number {
@@ -51,6 +64,11 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     }),
     webhookAllowPrivateTargets: bool(env.WEBHOOK_ALLOW_PRIVATE_TARGETS, false),
     secretsKey: env.SECRETS_KEY || undefined,
+    smtpUrl: env.SMTP_URL || undefined,
+    emailFrom: env.EMAIL_FROM || 'School Platform <no-reply@school.invalid>',
+    metricsPort: env.METRICS_PORT ? int(env.METRICS_PORT, 0, 'METRICS_PORT') : undefined,
+    auditRetentionDays: int(env.AUDIT_RETENTION_DAYS, 90, 'AUDIT_RETENTION_DAYS'),
+    trustProxy: int(env.TRUST_PROXY, 0, 'TRUST_PROXY'),
   });
 }
 

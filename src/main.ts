@@ -30,7 +30,13 @@ await bootstrapDemo(app.services.accounts, app.logger, config);
 const port = await app.listen();
 if (config.workers) await app.startWorkers();
 app.logger.info(
-  { host: config.host, port, release: app.release, workers: config.workers },
+  {
+    host: config.host,
+    port,
+    release: app.release,
+    workers: config.workers,
+    ...(app.metricsPort !== undefined ? { metrics_port: app.metricsPort } : {}),
+  },
   'School Platform API listening',
 );
 

@@ -21,8 +21,19 @@ import { batchTypes } from './domain/operations/batch-types.ts';
 import { createJobEngine } from './jobs/index.ts';
 import { SandboxService, resetSandbox } from './domain/sandbox/service.ts';
 import { PublicationsService } from './domain/catalog/publications.ts';
+import { createSalesServices } from './domain/sales/services.ts';
 import type { Logger } from './log.ts';
 import { rotateSigningKey } from './oauth/keys.ts';
+import { EventCatalog } from './domain/events/catalog.ts';
+import { EventsService } from './domain/events/service.ts';
+import { WebhookDispatcher } from './domain/webhooks/dispatcher.ts';
+import { WebhookDeliveries } from './domain/webhooks/deliveries.ts';
+import { WebhookFanOut } from './domain/webhooks/fanout.ts';
+import { WebhookSender } from './domain/webhooks/sender.ts';
+import { WebhooksService } from './domain/webhooks/service.ts';
+import { Metrics } from './metrics.ts';
+import { AutomationsService } from './domain/automations/service.ts';
+import { StreamsService } from './domain/streams/service.ts';
 
 export interface ServiceDeps {
   config: Config;
@@ -37,16 +48,52 @@ export async function createServices({ config, db, clock, logger, ...deps }: Ser
   const secretsKey = deps.secretsKey ?? loadSecretsKey(config);
   const cursors = new CursorCodec(await serverKey(db, 'cursor', clock.now().toISOString()), clock);
   const jobs = await createJobEngine(db, clock, logger);
-  const users = new UsersService(db, clock, cursors);
-  const tags = new TagsService(db, clock, cursors);
-  const catalog = new CatalogService(db, clock, cursors);
+  // Per set of services, never a global registry (tests run several apps in one process).
+  const metrics = new Metrics();
+  metrics.watchStorage(db, clock);
+  // Events first: the domain services record them in their transactions (and webhooks fan out).
+  const eventCatalog = new EventCatalog();
+  const events = new EventsService(db, clock, cursors, eventCatalog, logger);
+  const webhookSender = new WebhookSender(clock, config.webhookAllowPrivateTargets);
+  const webhookDispatcher = new WebhookDispatcher(
+    db,
+    clock,
+    jobs,
+    webhookSender,
+    secretsKey,
+    logger,
+  );
+  const webhookFanOut = new WebhookFanOut(clock, jobs, eventCatalog);
+  events.onRecord((tx, event) => webhookFanOut.fanOut(tx, event));
+  const users = new UsersService(db, clock, cursors, events);
+  const tags = new TagsService(db, clock, cursors, events);
+  const catalog = new CatalogService(db, clock, cursors, events);
+  const sales = createSalesServices({
+    db,
+    clock,
+    cursors,
+    jobs,
+    logger,
+    config,
+    users,
+    tags,
+    events,
+  });
   const types = batchTypes({
     users,
     tags,
     publishProduct: (tx, accountId, productId) => catalog.publishProduct(tx, accountId, productId),
-    resetSandbox: resetSandbox((tx, accountId) => catalog.resetAccount(tx, accountId)),
+    grantEnrollment: (tx, accountId, payload) =>
+      sales.enrollments.grant(accountId, payload, { tx }),
+    replayDelivery: (tx, accountId, id) => webhookFanOut.requestReplay(tx, accountId, id),
+    resetSandbox: resetSandbox(async (tx, accountId) => {
+      await sales.resetAccount(tx, accountId);
+      await catalog.resetAccount(tx, accountId);
+    }),
   });
-  const operations = new OperationsService(db, clock, jobs, cursors, types);
+  const operations = new OperationsService(db, clock, jobs, cursors, types, events);
+  const allowPrivate = config.webhookAllowPrivateTargets;
+  const webhooks = new WebhooksService(db, clock, cursors, secretsKey, eventCatalog, allowPrivate);
   return {
     db,
     clock,
@@ -55,16 +102,29 @@ export async function createServices({ config, db, clock, logger, ...deps }: Ser
     accounts: new AccountsService(db, clock, secretsKey),
     credentials: new CredentialsService(db, clock),
     idempotency: new IdempotencyService(db, clock),
-    rateLimits: new RateLimits(db, config.rateLimit),
-    audit: new AuditService(db),
+    rateLimits: new RateLimits(db, config.rateLimit, (kind) => metrics.rateLimited.inc({ kind })),
+    audit: new AuditService(db, config.auditRetentionDays),
+    metrics,
     catalog,
     users,
     tags,
+    outbox: sales.outbox,
+    enrollments: sales.enrollments,
+    progress: sales.progress,
+    deliveries: sales.deliveries,
+    transactions: sales.transactions,
+    postbacks: sales.postbacks,
     jobs,
     operations,
     sandbox: new SandboxService(operations),
     publications: new PublicationsService(catalog, operations),
-    operationRunner: new OperationRunner(db, clock, types),
+    operationRunner: new OperationRunner(db, clock, types, events),
+    events,
+    automations: new AutomationsService(db, clock, events, sales.outbox),
+    eventStreams: new StreamsService(db, clock, logger, events, new CredentialsService(db, clock)),
+    webhookDispatcher,
+    webhooks,
+    webhookDeliveries: new WebhookDeliveries(db, clock, cursors, webhooks, events, operations),
     /**
      * A new OAuth signing key: access tokens already issued keep verifying until they expire;
      * running servers pick the new key up within a minute.

@@ -9,6 +9,7 @@ import { closeSideConnections } from './db/statements.ts';
 import { createLogger } from './log.ts';
 import { createServices } from './services.ts';
 import { startWorkers } from './tasks/index.ts';
+import { serveMetrics } from './http/metrics.ts';
 
 const config = loadConfig();
 const logger = createLogger(config.logLevel);
@@ -16,7 +17,18 @@ const db = createDb(config.databaseUrl, { schema: config.databaseSchema });
 await migrate(db);
 const services = await createServices({ config, db, clock: systemClock, logger });
 await startWorkers(services);
-logger.info({ worker: services.jobs.workerId }, 'worker running');
+// Webhook deliveries and the job queue are counted here too: a worker has its metrics listener.
+const metrics =
+  config.metricsPort === undefined
+    ? undefined
+    : await serveMetrics(services.metrics, config.metricsPort, config.host);
+logger.info(
+  {
+    worker: services.jobs.workerId,
+    ...(metrics ? { metrics_port: metrics.port } : {}),
+  },
+  'worker running',
+);
 
 let stopping = false;
 for (const signal of ['SIGTERM', 'SIGINT'] as const) {
@@ -25,6 +37,9 @@ for (const signal of ['SIGTERM', 'SIGINT'] as const) {
     stopping = true;
     logger.info({ signal }, 'worker stopping: finishing or releasing running jobs');
     await services.jobs.close();
+    await services.webhookDispatcher.drain();
+    await services.events.close();
+    await metrics?.close();
     await db.destroy();
     await closeSideConnections(db);
     logger.info('worker stopped');

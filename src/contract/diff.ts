@@ -36,6 +36,7 @@ export function diffContracts(oldDoc: unknown, newDoc: unknown): DiffResult {
   if (!isObj(oldDoc) || !isObj(newDoc)) throw new TypeError('both contracts must be objects');
   const ctx: Ctx = { oldDoc, newDoc, changes: [], active: new Set() };
   diffOperations(ctx);
+  diffEventSchemas(ctx);
   return {
     changes: ctx.changes,
     breaking: ctx.changes.some((c) => c.kind === 'breaking'),
@@ -178,6 +179,73 @@ function diffOperation(ctx: Ctx, key: string, a: Operation, b: Operation): void 
   diffParameters(ctx, key, parametersOf(ctx.oldDoc, a), parametersOf(ctx.newDoc, b));
   diffRequestBody(ctx, key, a.op.requestBody, b.op.requestBody);
   diffResponses(ctx, key, obj(a.op.responses), obj(b.op.responses));
+}
+
+// ---------------------------------------------------------------- published events
+
+/**
+ * The `webhooks` section holds the event catalog, one entry per type and version
+ * (`user.created.v1`, see src/contract/events.ts). A published event never changes shape without
+ * a new version: any change to a published version's payload, or to its visibility, is breaking,
+ * even one that would be compatible in a response; a new type or version is compatible, and a
+ * removed one breaking.
+ */
+function diffEventSchemas(ctx: Ctx): void {
+  const [before, after] = [obj(ctx.oldDoc.webhooks), obj(ctx.newDoc.webhooks)];
+  const payload = (doc: Obj, entry: unknown) => {
+    const op = obj(deref(doc, entry).post);
+    return obj(obj(obj(deref(doc, op.requestBody).content)['application/json']).schema);
+  };
+  for (const [name, entry] of Object.entries(before)) {
+    const where = `event ${name}`;
+    if (!(name in after)) {
+      report(ctx, 'breaking', where, 'published event version removed');
+      continue;
+    }
+    const [a, b] = [obj(deref(ctx.oldDoc, entry).post), obj(deref(ctx.newDoc, after[name]).post)];
+    if (a['x-visibility'] !== b['x-visibility']) {
+      const what = `visibility changed from ${show(a['x-visibility'])} to ${show(b['x-visibility'])} without a new version`;
+      report(ctx, 'breaking', where, what);
+    }
+    const found: Change[] = [];
+    const sub: Ctx = { ...ctx, changes: found };
+    compareSchema(
+      sub,
+      payload(ctx.oldDoc, entry),
+      payload(ctx.newDoc, after[name]),
+      where,
+      'response',
+    );
+    for (const c of found)
+      report(
+        ctx,
+        'breaking',
+        c.where,
+        `${c.what} (a published event changes only with a new version)`,
+      );
+    const [x, y] = [payload(ctx.oldDoc, entry), payload(ctx.newDoc, after[name])];
+    if (!found.length && !same(withoutText(ctx.oldDoc, x), withoutText(ctx.newDoc, y)))
+      report(ctx, 'breaking', where, 'payload schema changed without a new version');
+  }
+  for (const name of Object.keys(after)) {
+    if (!(name in before)) report(ctx, 'compatible', `event ${name}`, 'new event type or version');
+  }
+}
+
+/** A schema with its `$ref`s resolved and its documentation (descriptions, examples) left out. */
+function withoutText(doc: Obj, node: unknown, depth = 0): unknown {
+  if (depth > 50) return node;
+  if (Array.isArray(node)) return node.map((n) => withoutText(doc, n, depth + 1));
+  if (!isObj(node)) return node;
+  const out: Obj = {};
+  for (const [k, v] of Object.entries(deref(doc, node))) {
+    if (k === 'description' || k === 'title' || k === 'examples' || k === 'example') continue;
+    out[k] =
+      k === 'properties' && isObj(v)
+        ? Object.fromEntries(Object.entries(v).map(([p, s]) => [p, withoutText(doc, s, depth + 1)]))
+        : withoutText(doc, v, depth + 1);
+  }
+  return out;
 }
 
 // ---------------------------------------------------------------- parameters (request side)

@@ -1,6 +1,7 @@
 // Migrations are TypeScript modules listed here, so they run the same under tsx and in tests.
 import type { Knex } from 'knex';
-import type { Db } from './knex.ts';
+import { isPostgres, type Db } from './knex.ts';
+import { useIncrementalVacuum } from './vacuum.ts';
 import * as m001 from './migrations/001_foundation.ts';
 import * as m002 from './migrations/002_oauth.ts';
 import * as m003 from './migrations/003_idempotency_sweep_index.ts';
@@ -9,6 +10,10 @@ import * as m005 from './migrations/005_audit_file.ts';
 import * as m006 from './migrations/006_tag_name_lower.ts';
 import * as m007 from './migrations/007_jobs_operations.ts';
 import * as m008 from './migrations/008_catalog.ts';
+import * as m009 from './migrations/009_events_webhooks.ts';
+import * as m010 from './migrations/010_streams_automations.ts';
+import * as m011 from './migrations/011_sales.ts';
+import * as m012 from './migrations/012_legacy_lookups.ts';
 
 const migrations: Record<string, Knex.Migration> = {
   '001_foundation': m001,
@@ -19,6 +24,10 @@ const migrations: Record<string, Knex.Migration> = {
   '006_tag_name_lower': m006,
   '007_jobs_operations': m007,
   '008_catalog': m008,
+  '009_events_webhooks': m009,
+  '010_streams_automations': m010,
+  '011_sales': m011,
+  '012_legacy_lookups': m012,
 };
 
 const source: Knex.MigrationSource<string> = {
@@ -28,5 +37,20 @@ const source: Knex.MigrationSource<string> = {
 };
 
 export async function migrate(db: Db): Promise<void> {
-  await db.migrate.latest({ migrationSource: source });
+  if (!isPostgres(db)) {
+    await db.migrate.latest({ migrationSource: source });
+    await useIncrementalVacuum(db);
+    return;
+  }
+  // Several instances start together on one PostgreSQL database. knex's own lock is a row that a
+  // second migrator finds taken and fails on (it does not wait), and two of them creating knex's
+  // tables at once collide. A transaction-scoped advisory lock per schema makes the others wait;
+  // they then find nothing left to run.
+  await db.transaction(async (trx) => {
+    await trx.raw("SELECT pg_advisory_xact_lock(hashtext('school:migrate:' || current_schema()))");
+    await db.migrate.latest({ migrationSource: source });
+  });
 }
+
+/** Migrations this code knows, for the readiness check (src/http/health.ts). */
+export const migrationNames = (): string[] => Object.keys(migrations).sort();

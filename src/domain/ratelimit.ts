@@ -22,7 +22,12 @@ export interface LimitState {
 export class RateLimits {
   private readonly limiters: Record<LimitKind, RateLimiterAbstract>;
 
-  constructor(db: Db, points: Record<LimitKind, number>) {
+  constructor(
+    db: Db,
+    points: Record<LimitKind, number>,
+    /** Told of every rejection (the metrics count them by kind). */
+    private readonly onReject: (kind: LimitKind) => void = () => undefined,
+  ) {
     const make = (kind: LimitKind): RateLimiterAbstract =>
       isPostgres(db)
         ? new RateLimiterPostgres({
@@ -51,6 +56,7 @@ export class RateLimits {
     } catch (err) {
       if (!(err instanceof RateLimiterRes)) throw new AppError('rate_limiter_unavailable');
       await limiter.reward(key, 1).catch(() => undefined);
+      this.onReject(kind);
       const seconds = Math.max(1, Math.ceil(err.msBeforeNext / 1000));
       throw new AppError('rate_limit_exceeded', {
         extra: { retry_after_seconds: seconds },

@@ -1,25 +1,39 @@
 // Middleware shared by every generation: request id, release header, one log line per request.
-import type { Middleware } from 'koa';
+// Every line logged about a request goes through its child logger (`ctx.state.log`, see
+// requestLog), which carries the request id.
+import type { Context, Middleware } from 'koa';
 import type { Logger } from '../log.ts';
 import { newRequestId } from '../domain/shared/ids.ts';
+
+/** The request's logger (its lines carry request_id), or `fallback` outside a request. */
+export function requestLog(ctx: Context | undefined, fallback: Logger): Logger {
+  return (ctx?.state.log as Logger | undefined) ?? fallback;
+}
+
+/** Health probes arrive every few seconds from every balancer: a passing one is a debug line. */
+const PROBES = new Set(['/healthz', '/readyz']);
 
 export function common(release: string, logger: Logger): Middleware {
   return async (ctx, next) => {
     const started = performance.now();
     const requestId = newRequestId();
+    const log = logger.child({ request_id: requestId });
     ctx.state.requestId = requestId;
+    ctx.state.log = log;
     ctx.set('X-Request-Id', requestId);
     ctx.set('X-Service-Release', release);
     try {
       await next();
     } finally {
-      logger.info(
+      const level = PROBES.has(ctx.path) && ctx.status < 400 ? 'debug' : 'info';
+      log[level](
         {
-          request_id: requestId,
           method: ctx.method,
           route: ctx.state.route ?? ctx.path,
           status: ctx.status,
           ...(ctx.state.clientClosed ? { client_closed: true } : {}),
+          // The caller's own id (v3 operations that declare X-Client-Request-Id), beside ours.
+          ...(ctx.state.clientRequestId ? { client_request_id: ctx.state.clientRequestId } : {}),
           duration_ms: Math.round((performance.now() - started) * 10) / 10,
         },
         'request',

@@ -7,7 +7,7 @@ import pg from 'pg';
 import type { Db, Tx } from '../db/engine.ts';
 import type { Logger as Pino } from '../log.ts';
 import { newWorkerId } from './worker-id.ts';
-import type { EnqueueOptions, JobEngine, Schedule, TaskList } from './types.ts';
+import type { EnqueueOptions, JobEngine, JobEngineStatus, Schedule, TaskList } from './types.ts';
 
 /** graphile-worker's own schema: beside the application's (tests give each suite a schema). */
 export function workerSchema(db: Db): string {
@@ -56,6 +56,13 @@ export class PgJobs implements JobEngine {
       else if (level === 'warning') pino.warn(line, message);
       else if (level === 'info') pino.debug(line, message);
     });
+  }
+
+  get status(): JobEngineStatus {
+    if (this.stopping) return 'stopped';
+    if (this.runner) return 'running';
+    // Started, but its runner stopped by itself and has not (yet) come back.
+    return this.restart ? 'down' : 'idle';
   }
 
   /** Installs or upgrades graphile-worker's schema: `add_job` must exist before any enqueue. */

@@ -11,6 +11,7 @@ import {
   JobReleased,
   type EnqueueOptions,
   type JobEngine,
+  type JobEngineStatus,
   type Schedule,
   type TaskList,
 } from './types.ts';
@@ -47,6 +48,10 @@ export class SqliteJobs implements JobEngine {
     private readonly clock: Clock,
     private readonly logger: Logger,
   ) {}
+
+  get status(): JobEngineStatus {
+    return this.stopping ? 'stopped' : this.started ? 'running' : 'idle';
+  }
 
   enqueue(tx: Tx, task: string, payload: object, options: EnqueueOptions = {}) {
     return this.insert(tx, task, payload, options, null);

@@ -38,7 +38,11 @@ export interface JobEngine {
   /** Stops, and closes the engine's own connections. */
   close(): Promise<void>;
   readonly workerId: string;
+  /** For the readiness check: `down` means started, not stopped, and yet not running jobs. */
+  readonly status: JobEngineStatus;
 }
+
+export type JobEngineStatus = 'idle' | 'running' | 'down' | 'stopped';
 
 /**
  * Thrown by a task that stopped before its work was done because the worker is stopping: the job

@@ -6,6 +6,7 @@ import type { Web } from './context.ts';
 import { CLIENT_ID } from './constants.ts';
 import { OAuthError } from './tokens.ts';
 import { duplicated, readForm } from './web.ts';
+import { requestLog } from '../http/common.ts';
 
 export function metadata(issuer: string) {
   return {
@@ -60,8 +61,8 @@ async function token(web: Web, ctx: Context) {
   throw new OAuthError('unsupported_grant_type', `grant_type ${grantType} is not supported.`);
 }
 
-function serverError(web: Web, err: unknown): OAuthError {
-  web.logger.error({ err }, 'token endpoint failed');
+function serverError(web: Web, ctx: Context, err: unknown): OAuthError {
+  requestLog(ctx, web.logger).error({ err }, 'token endpoint failed');
   return new OAuthError('server_error', 'The request could not be completed. Try again.', 500);
 }
 
@@ -76,7 +77,7 @@ export function endpointRoutes(router: Router, web: Web): void {
     try {
       ctx.body = await token(web, ctx);
     } catch (err) {
-      const e = err instanceof OAuthError ? err : serverError(web, err);
+      const e = err instanceof OAuthError ? err : serverError(web, ctx, err);
       ctx.status = e.status;
       ctx.body = { error: e.error, error_description: e.description };
     }
@@ -90,7 +91,7 @@ export function endpointRoutes(router: Router, web: Web): void {
       if (value) await web.tokens.revoke(value);
     } catch (err) {
       // Revocation answers 200 whatever happens; a failure is still worth a log line.
-      web.logger.error({ err }, 'token revocation failed');
+      requestLog(ctx, web.logger).error({ err }, 'token revocation failed');
     }
     ctx.status = 200;
     ctx.body = '';

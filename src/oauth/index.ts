@@ -17,6 +17,7 @@ import { SignInThrottle } from './throttle.ts';
 import { TokenService } from './tokens.ts';
 import { humanVerifier } from './verifier.ts';
 import { cookieNames, malformedHost } from './web.ts';
+import { requestLog } from '../http/common.ts';
 
 export { rotateSigningKey } from './keys.ts';
 
@@ -82,7 +83,7 @@ export async function createOAuth(
       await routes(ctx, () => allowed(ctx, next));
     } catch (err) {
       // Pages never show a stack trace; the log has it (without cookies or form values).
-      logger.error({ err, request_id: ctx.state.requestId }, 'oauth page failed');
+      requestLog(ctx, logger).error({ err }, 'oauth page failed');
       const locale = localeOf(ctx);
       renderPage(
         ctx,

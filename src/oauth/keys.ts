@@ -4,7 +4,8 @@
 import crypto from 'node:crypto';
 import { exportJWK, generateKeyPair, importJWK, type CryptoKey, type JWK } from 'jose';
 import type { Clock } from '../clock.ts';
-import type { Db } from '../db/knex.ts';
+import { isPostgres, type Db } from '../db/knex.ts';
+import { transaction } from '../db/tx.ts';
 import { seal, unseal } from '../secrets-key.ts';
 import { ACCESS_TOKEN_SECONDS } from './constants.ts';
 
@@ -34,10 +35,16 @@ export class SigningKeys {
   /** Loads the keys, creating the first one on an empty database. */
   async init(): Promise<void> {
     await this.load();
-    if (!this.active) {
-      await this.db('oauth_signing_keys').insert(await newKeyRow(this.clock, this.secretsKey));
-      await this.load();
-    }
+    if (this.active) return;
+    const row = await newKeyRow(this.clock, this.secretsKey);
+    // Instances starting together on an empty database make one key, not one each: a token
+    // signed with one instance's own key was refused by the other until its next reload.
+    await transaction(this.db, async (tx) => {
+      if (isPostgres(tx)) await tx.raw('SELECT pg_advisory_xact_lock(7231002)');
+      if (!(await tx('oauth_signing_keys').whereNull('retired_at').first('kid')))
+        await tx('oauth_signing_keys').insert(row);
+    });
+    await this.load();
   }
 
   async signingKey(): Promise<{ kid: string; privateKey: CryptoKey }> {

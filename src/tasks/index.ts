@@ -4,6 +4,10 @@ import type { Services } from '../services.ts';
 import { operationRun } from './operation-run.ts';
 import { operationsRecover } from './operations-recover.ts';
 import { sweepIdempotency, sweepOperations } from './sweeps.ts';
+import { sweepEvents } from './sweep-events.ts';
+import { deliverWebhook, recoverWebhooks } from './deliver-webhook.ts';
+import { sweepAudit } from './sweep-audit.ts';
+import { sendEmail } from './send-email.ts';
 
 export function taskList(s: Services): TaskList {
   return {
@@ -11,6 +15,11 @@ export function taskList(s: Services): TaskList {
     'operations.recover': operationsRecover(s.db, s.jobs, s.operationRunner),
     'sweep.idempotency': sweepIdempotency(s.idempotency),
     'sweep.operations': sweepOperations(s.operations),
+    'sweep.events': sweepEvents(s.events),
+    'webhook.deliver': deliverWebhook(s.webhookDispatcher),
+    'webhooks.recover': recoverWebhooks(s.webhookDispatcher),
+    'sweep.audit': sweepAudit(s),
+    'email.send': sendEmail(s.outbox),
   };
 }
 
@@ -37,4 +46,7 @@ export const schedules: Schedule[] = [
   { task: 'operations.recover', everyMinutes: 1 },
   { task: 'sweep.idempotency', everyMinutes: 60 },
   { task: 'sweep.operations', everyMinutes: 60 },
+  { task: 'sweep.events', everyMinutes: 60 },
+  { task: 'webhooks.recover', everyMinutes: 1 },
+  { task: 'sweep.audit', everyMinutes: 60 },
 ];

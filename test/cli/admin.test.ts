@@ -193,8 +193,9 @@ t('legacy-key create: the key works on /api/v1 and not on /api/v3', async (ctx) 
     secret: null,
     headers: { authorization: out.key },
   });
-  assert.is(v1.status, 404, 'authenticated: the route is simply not built yet');
-  assert.is(v1.body.success, false);
+  assert.is(v1.status, 200, 'the legacy key authenticates on v1');
+  assert.is(v1.body.success, true);
+  assert.equal(v1.body.data.usuario, []);
   const v3 = await ctx.b.api('GET', '/api/v3/credentials/current', { secret: out.key });
   assert.is(v3.status, 401);
 });

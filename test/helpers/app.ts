@@ -11,7 +11,7 @@ import { createApp, loadSpec, type App } from '../../src/app.ts';
 import { loadConfig } from '../../src/config.ts';
 import { TestClock } from '../../src/clock.ts';
 import { createDb, type Db } from '../../src/db/knex.ts';
-import { createLogger } from '../../src/log.ts';
+import { createLogger, type Logger } from '../../src/log.ts';
 import { ContractChecker } from './contract.ts';
 
 export interface Response {
@@ -76,6 +76,10 @@ export interface BootOptions {
   spec?: any;
   env?: Record<string, string>;
   database?: TestDatabase;
+  /** Where the app logs (default: nowhere); tests that read log lines pass their own. */
+  logger?: Logger;
+  /** Where /docs looks for the legacy contracts (default spec/legacy). */
+  legacySpecDir?: string;
 }
 
 export interface Booted {
@@ -148,7 +152,8 @@ export async function boot(options: BootOptions = {}): Promise<Booted> {
     clock,
     db: database.db,
     spec,
-    logger: createLogger('silent'),
+    logger: options.logger ?? createLogger('silent'),
+    legacySpecDir: options.legacySpecDir,
   });
   await app.listen(port, '127.0.0.1');
   const { id: accountId } = await app.services.accounts.createAccount({ name: 'Test school' });

@@ -18,6 +18,9 @@ export class ContractChecker {
   constructor(private readonly spec: any) {
     this.ajv = new Ajv2020({ allErrors: true, strict: false });
     addFormats(this.ajv);
+    // The contract spells out what `format: email` means (the Email schema's x-format-pattern).
+    const email = spec.components?.schemas?.Email?.['x-format-pattern'];
+    if (email) this.ajv.addFormat('email', new RegExp(email, 'i'));
     this.ajv.addSchema(spec, 'spec');
     this.router = new V3Router(buildCatalog(spec));
   }

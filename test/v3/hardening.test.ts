@@ -253,15 +253,17 @@ t('13: an empty or malformed If-Match fails the precondition', async ({ b }) => 
 
 t('14: the contract and the server agree on the email rule', async ({ b }) => {
   const doc = (await b.api('GET', '/api/v3/openapi.json')).body;
-  const pattern = new RegExp(doc.components.schemas.Email.pattern);
+  const rule = new RegExp(doc.components.schemas.Email['x-format-pattern'], 'i');
   for (const [email, accepted] of [
-    ['ana@localhost', false],
+    ['ana@localhost', true],
+    ['Ana.Souza+vip@mail.example.co', true],
+    ['ana@example.com', true],
     ['"quoted"@example.com', false],
     ['ana@[127.0.0.1]', false],
-    ['ana@example.com', true],
-    ['Ana.Souza+vip@mail.example.co', true],
+    ['ana@-example.com', false],
+    ['no-at-sign', false],
   ] as const) {
-    assert.is(pattern.test(email), accepted, `contract: ${email}`);
+    assert.is(rule.test(email), accepted, `contract: ${email}`);
     const res = await b.api('POST', '/api/v3/users', {
       body: { name: 'Ana', email },
       key: newKey(),

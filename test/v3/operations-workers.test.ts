@@ -12,15 +12,18 @@ import { allItems, submit, waitFor } from '../helpers/operations.ts';
 const root = path.resolve(import.meta.dirname, '../..');
 const pg = Boolean(process.env.TEST_DATABASE_URL);
 
-function startWorker(b: Booted): ChildProcess {
+/** A `npm run worker` process; `slowMs` makes each item that much slower (to stop it mid-batch). */
+function startWorker(b: Booted, slowMs = 0): ChildProcess {
   const env: NodeJS.ProcessEnv = {
     ...process.env,
     DATABASE_URL: b.database.url,
     LOG_LEVEL: 'silent',
     SECRETS_KEY: 'operations-workers-test-key',
+    SLOW_ITEM_MS: String(slowMs),
   };
   if (b.database.schema) env.DATABASE_SCHEMA = b.database.schema;
-  return spawn(process.execPath, ['--import', 'tsx', 'src/worker.ts'], {
+  const preload = slowMs ? ['--import', './test/helpers/slow-items.ts'] : [];
+  return spawn(process.execPath, ['--import', 'tsx', ...preload, 'src/worker.ts'], {
     cwd: root,
     env,
     stdio: 'ignore',
@@ -51,6 +54,22 @@ async function assertAppliedOnce(b: Booted, id: string, n: number) {
   return op;
 }
 
+/**
+ * Waits until the worker has committed some items, reading the row itself: an HTTP GET writes an
+ * audit entry, and on SQLite the worker process holds the write lock for most of a batch.
+ */
+async function startedWork(b: Booted, id: string) {
+  for (const deadline = Date.now() + 15_000; Date.now() < deadline;) {
+    const row = await b.app
+      .db('operations')
+      .where({ id: Number(id) })
+      .first();
+    if (Number(row.done) > 0) return row;
+    await new Promise((r) => setTimeout(r, 5));
+  }
+  throw new Error(`operation ${id} never started`);
+}
+
 const t = suite('operations in worker processes');
 
 t('SIGKILL mid-batch: after a restart all 1,000 items are applied exactly once', async () => {
@@ -59,14 +78,14 @@ t('SIGKILL mid-batch: after a restart all 1,000 items are applied exactly once',
   try {
     const res = await submit(b, 'users.upsert', rows(1000, 'kill'));
     const id = res.body.data.id;
-    workers.push(startWorker(b));
-    const seen = await waitFor(b, id, (op) => op.progress.done > 0);
+    workers.push(startWorker(b, 4));
+    const seen = await startedWork(b, id);
     workers[0]!.kill('SIGKILL');
     await exited(workers[0]!);
     const atKill = (await b.api('GET', `/api/v3/operations/${id}`)).body.data;
     assert.is(atKill.status, 'running', 'killed mid-batch');
     assert.ok(atKill.progress.done < 1000, `done ${atKill.progress.done}`);
-    assert.ok(seen.progress.done <= atKill.progress.done);
+    assert.ok(Number(seen.done) <= atKill.progress.done);
 
     workers.push(startWorker(b));
     const op = await assertAppliedOnce(b, id, 1000);
@@ -87,19 +106,19 @@ t('SIGTERM: the worker finishes its chunk, releases the batch and exits 0', asyn
   try {
     const res = await submit(b, 'users.upsert', rows(1000, 'term'));
     const id = res.body.data.id;
-    workers.push(startWorker(b));
-    await waitFor(b, id, (op) => op.progress.done > 0);
+    workers.push(startWorker(b, 4));
+    await startedWork(b, id);
     workers[0]!.kill('SIGTERM');
     assert.is(await exited(workers[0]!), 0);
     const stopped = (await b.api('GET', `/api/v3/operations/${id}`)).body.data;
-    if (stopped.status === 'running') {
-      // Released, not held: the next worker takes it over at once.
-      const row = await b.app
-        .db('operations')
-        .where({ id: Number(id) })
-        .first();
-      assert.is(row.lease_owner, null);
-    }
+    assert.is(stopped.status, 'running', 'stopped mid-batch');
+    assert.ok(stopped.progress.done < 1000);
+    // Released, not held: the next worker takes it over at once.
+    const row = await b.app
+      .db('operations')
+      .where({ id: Number(id) })
+      .first();
+    assert.is(row.lease_owner, null);
     workers.push(startWorker(b));
     await assertAppliedOnce(b, id, 1000);
   } finally {

@@ -7,6 +7,9 @@ import { login } from './login.ts';
 import { CliError, Server, accessToken } from './oauth-client.ts';
 import { TokenStore, configDir } from './store.ts';
 import { watch } from './watch.ts';
+import { createClient } from '../../client/index.ts';
+import { listen } from './listen.ts';
+import type { Io } from './io.ts';
 
 const USAGE = `Usage: npm run school -- <command> [options]
 
@@ -18,6 +21,13 @@ Commands:
             follow an operation with a progress bar until it finishes (every 2 s for
             30 s, then every 10 s); exit 0 only when it succeeded. Uses the stored
             login (human mode) when there is one, else the API key alone.
+  events listen [--types a,b] [--forward-to URL]
+            follow the account's events live (an event stream of the credential,
+            reused when a free one has the same types); one line per event: id, type,
+            created_at. --forward-to posts each event to URL signed like a webhook
+            (Standard Webhooks headers; the whsec_ secret is printed at start, or
+            pass --secret). --stream ID follows that stream. Reconnects after the
+            last event received. Ctrl-C stops.
 
 Options:
   --base-url URL   server (env SCHOOL_BASE_URL; default http://127.0.0.1:3000)
@@ -26,13 +36,7 @@ Options:
   --json           whoami: print the credential as JSON
 `;
 
-export interface Io {
-  out: (line: string) => void;
-  err: (line: string) => void;
-  env: NodeJS.ProcessEnv;
-  /** Where progress bars are drawn (default: stderr). */
-  bars?: NodeJS.WritableStream;
-}
+export type { Io };
 
 const defaultIo: Io = {
   out: (line) => process.stdout.write(line + '\n'),
@@ -50,6 +54,10 @@ export async function main(argv: string[], io: Io = defaultIo): Promise<number> 
         'base-url': { type: 'string' },
         'api-key': { type: 'string' },
         'no-browser': { type: 'boolean' },
+        types: { type: 'string' },
+        'forward-to': { type: 'string' },
+        secret: { type: 'string' },
+        stream: { type: 'string' },
         json: { type: 'boolean' },
         help: { type: 'boolean', short: 'h' },
       },
@@ -90,6 +98,47 @@ export async function main(argv: string[], io: Io = defaultIo): Promise<number> 
         );
       case 'logout':
         return await logout(server, store, io);
+      case 'events': {
+        const apiKey = values['api-key'] ?? io.env.SCHOOL_API_KEY;
+        if (positionals[1] !== 'listen') {
+          io.err(
+            `Usage: npm run school -- events listen [--types a,b] [--forward-to URL]\n\n${USAGE}`,
+          );
+          return 2;
+        }
+        if (!apiKey) {
+          io.err('error: pass --api-key or set SCHOOL_API_KEY');
+          return 2;
+        }
+        const human = store.get(server.baseUrl) !== undefined;
+        const stop = new AbortController();
+        const onSignal = () => stop.abort();
+        process.once('SIGINT', onSignal).once('SIGTERM', onSignal);
+        try {
+          return await listen({
+            baseUrl,
+            io,
+            types: values.types
+              ?.split(',')
+              .map((t) => t.trim())
+              .filter(Boolean),
+            forwardTo: values['forward-to'],
+            secret: values.secret,
+            streamId: values.stream,
+            retryMs: io.env.SCHOOL_RETRY_MS ? Number(io.env.SCHOOL_RETRY_MS) : undefined,
+            signal: io.signal ?? stop.signal,
+            headers: async (): Promise<Record<string, string>> =>
+              human
+                ? {
+                    'x-api-key': apiKey,
+                    authorization: `Bearer ${await accessToken(server, store)}`,
+                  }
+                : { authorization: `Bearer ${apiKey}` },
+          });
+        } finally {
+          process.off('SIGINT', onSignal).off('SIGTERM', onSignal);
+        }
+      }
       case 'operations': {
         const apiKey = values['api-key'] ?? io.env.SCHOOL_API_KEY;
         if (positionals[1] !== 'watch' || !positionals[2]) {
@@ -102,15 +151,15 @@ export async function main(argv: string[], io: Io = defaultIo): Promise<number> 
         }
         const human = store.get(server.baseUrl) !== undefined;
         return await watch({
-          baseUrl,
+          client: createClient({
+            baseUrl,
+            secret: apiKey,
+            accessToken: human ? () => accessToken(server, store) : undefined,
+          }),
           id: positionals[2],
           io,
           stream: io.bars,
           intervalMs: io.env.SCHOOL_POLL_MS ? Number(io.env.SCHOOL_POLL_MS) : undefined,
-          headers: async (): Promise<Record<string, string>> =>
-            human
-              ? { 'x-api-key': apiKey, authorization: `Bearer ${await accessToken(server, store)}` }
-              : { authorization: `Bearer ${apiKey}` },
         });
       }
       default:
@@ -135,25 +184,22 @@ async function whoami(
     return 2;
   }
   const get = async (token: string) =>
-    fetch(`${server.baseUrl}/api/v3/credentials/current`, {
-      headers: {
-        'x-api-key': apiKey,
-        authorization: `Bearer ${token}`,
-        accept: 'application/json',
-      },
-    });
+    createClient({ baseUrl: server.baseUrl, secret: apiKey, accessToken: token }).GET(
+      '/credentials/current',
+    );
   let res = await get(await accessToken(server, store));
-  let body = await res.json();
-  if (res.status === 401 && body?.error?.code === 'invalid_access_token') {
+  if (res.response.status === 401 && res.error?.error?.code === 'invalid_access_token') {
     // Expired or revoked earlier than the stored expiry says: one refresh, one retry.
     res = await get(await accessToken(server, store, { force: true }));
-    body = await res.json();
   }
-  if (!res.ok) {
-    io.err(`error: ${body?.error?.code ?? res.status}: ${body?.error?.message ?? res.statusText}`);
+  if (!res.data) {
+    const { error, response } = res;
+    io.err(
+      `error: ${error?.error?.code ?? response.status}: ${error?.error?.message ?? response.statusText}`,
+    );
     return 1;
   }
-  const c = body.data;
+  const c = res.data.data;
   if (json) {
     io.out(JSON.stringify(c, null, 2));
     return 0;

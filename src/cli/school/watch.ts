@@ -2,7 +2,8 @@
 // total, rate, ETA) on the specification's suggested schedule (every 2 s for 30 s, then every
 // 10 s) and ends with its final status; exit code 0 only for `succeeded`.
 import cliProgress from 'cli-progress';
-import type { Io } from './main.ts';
+import type { V3Client } from '../../client/index.ts';
+import type { Io } from './io.ts';
 
 const FINAL = ['succeeded', 'partially_succeeded', 'failed', 'canceled'];
 
@@ -12,10 +13,9 @@ export function pollDelay(elapsedMs: number): number {
 }
 
 export interface WatchOptions {
-  baseUrl: string;
+  /** The typed v3 client, authenticated (autonomous or human mode). */
+  client: V3Client;
   id: string;
-  /** Headers of an authenticated call (autonomous or human mode). */
-  headers: () => Promise<Record<string, string>>;
   io: Io;
   /** Fixed polling interval, for tests (SCHOOL_POLL_MS). */
   intervalMs?: number;
@@ -24,7 +24,6 @@ export interface WatchOptions {
 }
 
 export async function watch(o: WatchOptions): Promise<number> {
-  const url = `${o.baseUrl}/api/v3/operations/${encodeURIComponent(o.id)}`;
   const started = Date.now();
   const stream = o.stream ?? process.stderr;
   const bar = new cliProgress.SingleBar(
@@ -41,18 +40,17 @@ export async function watch(o: WatchOptions): Promise<number> {
   );
   let shown = false;
   for (;;) {
-    const res = await fetch(url, {
-      headers: { accept: 'application/json', ...(await o.headers()) },
+    const { data, error, response } = await o.client.GET('/operations/{operation_id}', {
+      params: { path: { operation_id: o.id } },
     });
-    const body = (await res.json().catch(() => null)) as any;
-    if (!res.ok) {
+    if (!data) {
       if (shown) bar.stop();
       o.io.err(
-        `error: ${body?.error?.code ?? res.status}: ${body?.error?.message ?? res.statusText}`,
+        `error: ${error?.error?.code ?? response.status}: ${error?.error?.message ?? response.statusText}`,
       );
       return 1;
     }
-    const op = body.data;
+    const op = data.data;
     const seconds = Math.max((Date.now() - started) / 1000, 0.001);
     const payload = {
       failed: op.progress.failed,

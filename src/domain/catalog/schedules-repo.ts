@@ -3,6 +3,7 @@
 import type { Tx } from '../../db/knex.ts';
 import { bool, insertId } from '../../db/dialect.ts';
 import type { AccessSchedule } from './types.ts';
+import { deliveriesRepo } from '../sales/deliveries-repo.ts';
 
 const map = (r: any): AccessSchedule => ({
   id: Number(r.id),
@@ -68,15 +69,15 @@ export const schedulesRepo = {
     return q.update(changes);
   },
 
-  // ---- the sales seam: deliveries arrive with the sales issue; until then there are none ----
+  // ---- the sales seam: the deliveries (src/domain/sales) that grant a schedule ----
 
-  /** Deliveries that grant this schedule, for `deliveries[]` (none exist yet). */
-  async deliveries(_tx: Tx, _scheduleId: number): Promise<Delivery[]> {
-    return [];
+  /** Deliveries that grant this schedule, for `deliveries[]`, oldest first. */
+  async deliveries(tx: Tx, scheduleId: number): Promise<Delivery[]> {
+    return (await deliveriesRepo.ofSchedule(tx, scheduleId)).map((id) => ({ id }));
   },
 
   /** Active deliveries that grant this schedule: it cannot go to the trash while any exists. */
-  async activeDeliveries(_tx: Tx, _scheduleId: number): Promise<number> {
-    return 0;
+  async activeDeliveries(tx: Tx, scheduleId: number): Promise<number> {
+    return (await deliveriesRepo.ofSchedule(tx, scheduleId, 'active')).length;
   },
 };

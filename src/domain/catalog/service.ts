@@ -18,6 +18,7 @@ import { ModulesService } from './modules.ts';
 import { ReplicaSync } from './replicas.ts';
 import { SchedulesService } from './schedules.ts';
 import type { Product, PublicationStatus } from './types.ts';
+import { noEvents, type EventRecorder } from '../events/types.ts';
 
 export interface ProductInput {
   name?: string;
@@ -44,6 +45,7 @@ export class CatalogService {
     private readonly db: Db,
     private readonly clock: Clock,
     private readonly cursors: CursorCodec,
+    private readonly events: EventRecorder = noEvents,
   ) {
     this.schedules = new SchedulesService(db, clock, cursors, new TagsService(db, clock, cursors));
     this.replicas = new ReplicaSync(clock, this.schedules);
@@ -172,6 +174,11 @@ export class CatalogService {
       if (m.status !== 'published') await modulesRepo.update(tx, m.id, stamp());
       await this.replicas.module(tx, (await modulesRepo.get(tx, accountId, p.id, m.id))!, true);
     }
+    await this.events.record(tx, {
+      accountId,
+      type: 'product.published',
+      data: { product: { id: String(published.id), name: published.name, status: 'published' } },
+    });
     return published;
   }
 

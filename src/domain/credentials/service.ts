@@ -88,6 +88,19 @@ export class CredentialsService {
     return 'active';
   }
 
+  /**
+   * The credential's status as authentication would see it now, its issuers' included; null when
+   * it no longer exists. Open event streams re-check their credential with it.
+   */
+  async currentStatus(accountId: number, id: number): Promise<CredentialStatus | null> {
+    const c = await repo.get(this.db, accountId, id);
+    if (!c) return null;
+    const own = this.effectiveStatus(c);
+    if (c.issuerId === null) return own;
+    const chain = this.chainStatus(await repo.chainState(this.db, c.issuerId));
+    return FINALITY[chain] > FINALITY[own] ? chain : own;
+  }
+
   /** last_used_at is refreshed at most once a minute, so reads stay reads. */
   async touch(c: Credential): Promise<void> {
     const now = this.clock.now();

@@ -27,12 +27,24 @@ export interface BatchDeps {
   tags: TagsService;
   /** Publishes a product and its modules (and their copies in replica accounts). */
   publishProduct?: (tx: Tx, accountId: number, productId: number | null) => Promise<unknown>;
+  /** Grants a student access to a product (`enrollments.grant`): creates or renews. */
+  grantEnrollment?: (
+    tx: Tx,
+    accountId: number,
+    payload: any,
+  ) => Promise<{ enrollment: { id: number }; created: boolean }>;
   /** Empties a sandbox account's data, all but the operation doing it. */
   resetSandbox?: (
     tx: Tx,
     accountId: number,
     operationId: number,
   ) => Promise<Record<string, number>>;
+  /** Adds a replay attempt to one webhook delivery (webhook.replay, started by its own route). */
+  replayDelivery?: (
+    tx: Tx,
+    accountId: number,
+    deliveryId: number | null,
+  ) => Promise<{ eventId: number }>;
 }
 
 export function batchTypes(deps: BatchDeps): BatchTypes {
@@ -72,6 +84,17 @@ export function batchTypes(deps: BatchDeps): BatchTypes {
       },
     };
   }
+  if (deps.grantEnrollment) {
+    const grant = deps.grantEnrollment;
+    types['enrollments.grant'] = {
+      permission: 'enrollments.write',
+      maxItems: 1000,
+      async apply(tx, accountId, payload) {
+        const { enrollment, created } = await grant(tx, accountId, payload);
+        return { enrollment_id: toId(enrollment.id), created };
+      },
+    };
+  }
   if (deps.resetSandbox) {
     const reset = deps.resetSandbox;
     types['sandbox.reset'] = {
@@ -79,6 +102,18 @@ export function batchTypes(deps: BatchDeps): BatchTypes {
       maxItems: 1,
       internal: true,
       apply: (tx, accountId, _payload, ctx) => reset(tx, accountId, ctx.operationId),
+    };
+  }
+  if (deps.replayDelivery) {
+    const replay = deps.replayDelivery;
+    types['webhook.replay'] = {
+      permission: 'webhooks.manage',
+      maxItems: 1000,
+      internal: true,
+      async apply(tx, accountId, payload) {
+        const { eventId } = await replay(tx, accountId, fromId(payload.delivery_id));
+        return { event_id: toId(eventId), delivery_id: payload.delivery_id };
+      },
     };
   }
   return types;

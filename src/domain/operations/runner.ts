@@ -13,6 +13,7 @@ import { isDeadWorker } from '../../jobs/worker-id.ts';
 import { randomHex } from '../shared/ids.ts';
 import type { BatchTypes } from './batch-types.ts';
 import { operationsRepo as repo, TERMINAL, type ErrorBody } from './repo.ts';
+import { noEvents, type EventRecorder } from '../events/types.ts';
 
 /** How long a silent attempt keeps the operation; renewed with every chunk. */
 export const LEASE_MS = 30_000;
@@ -31,6 +32,7 @@ export class OperationRunner {
     private readonly db: Db,
     private readonly clock: Clock,
     private readonly types: BatchTypes,
+    private readonly events: EventRecorder = noEvents,
   ) {}
 
   private leaseUntil(): string {
@@ -164,6 +166,20 @@ export class OperationRunner {
       );
       if (!changed) throw new OwnershipLost();
       await repo.setAttemptStatus(tx, id, attempt, status, { finished: now });
+      const done = (await repo.get(tx, id))!;
+      await this.events.record(tx, {
+        accountId: done.accountId,
+        type: 'operation.finished',
+        data: {
+          operation: {
+            id: String(id),
+            type: done.type,
+            status,
+            progress: { total: done.total, done: done.done, failed: done.failed },
+            finished_at: now,
+          },
+        },
+      });
     });
   }
 

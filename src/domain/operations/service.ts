@@ -12,6 +12,7 @@ import { paginate, type PageResult } from '../../db/paginate.ts';
 import { hasPermission, type AuthContext } from '../auth.ts';
 import type { BatchTypes } from './batch-types.ts';
 import { mapItem, operationsRepo as repo, TERMINAL, type Item, type Operation } from './repo.ts';
+import { noEvents, type EventRecorder } from '../events/types.ts';
 
 export const RETENTION_MS = 30 * DAY;
 /** Unfinished operations per account and environment (the specification's Limits). */
@@ -33,6 +34,7 @@ export class OperationsService {
     private readonly jobs: JobEngine,
     private readonly cursors: CursorCodec,
     readonly types: BatchTypes,
+    private readonly events: EventRecorder = noEvents,
   ) {}
 
   batchTypeNames(): string[] {
@@ -160,6 +162,20 @@ export class OperationsService {
       if (canceledNow) {
         await repo.cancelPending(tx, op.id, now);
         await repo.setAttemptStatus(tx, op.id, op.attemptNumber, 'canceled', { finished: now });
+        // Canceled before it ran: finished all the same (the runner announces the others).
+        await this.events.record(tx, {
+          accountId,
+          type: 'operation.finished',
+          data: {
+            operation: {
+              id: String(op.id),
+              type: op.type,
+              status: 'canceled',
+              progress: { total: op.total, done: op.done, failed: op.failed },
+              finished_at: now,
+            },
+          },
+        });
       } else {
         // Running: the worker sees the flag before its next chunk of items.
         await repo.update(tx, op.id, { cancellation_requested: true });

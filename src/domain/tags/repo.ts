@@ -2,6 +2,7 @@
 // the caller's `tx`: inside an idempotent write that is the request's transaction.
 import type { Tx } from '../../db/knex.ts';
 import { insertId } from '../../db/dialect.ts';
+import { firstRow } from '../../db/statements.ts';
 
 export interface Tag {
   id: number;
@@ -67,6 +68,11 @@ export const tagsRepo = {
     return insertId(tx, 'tags', row);
   },
 
+  /** Creates the tag unless one of that name exists: a concurrent create is not an error. */
+  async insertIfMissing(tx: Tx, row: Record<string, unknown>): Promise<void> {
+    await tx('tags').insert(row).onConflict(['account_id', 'name_lower']).ignore();
+  },
+
   async update(tx: Tx, id: number, changes: Record<string, unknown>, revision?: string) {
     const q = tx('tags').where('id', id);
     if (revision !== undefined) q.where('revision', revision);
@@ -86,6 +92,14 @@ export const tagsRepo = {
       );
     if (revision !== undefined) q.where('revision', revision);
     return q.delete();
+  },
+
+  async isAssigned(tx: Tx, userId: number, tagId: number): Promise<boolean> {
+    const r = await firstRow(tx, 'SELECT 1 AS x FROM user_tags WHERE user_id = ? AND tag_id = ?', [
+      userId,
+      tagId,
+    ]);
+    return r !== undefined;
   },
 
   /** Adding a tag the student has is a no-op (the pair is the primary key). */

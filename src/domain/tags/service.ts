@@ -1,6 +1,6 @@
 // Tags of an account and their assignment to students. Like UsersService it takes an account id,
 // so the legacy routes (adicionar_tag, remover_tag, lista_por_tag) can share the use cases.
-import { inTransaction } from '../../db/tx.ts';
+import { inTransaction, transaction } from '../../db/tx.ts';
 import type { Db, Tx } from '../../db/knex.ts';
 import type { Clock } from '../../clock.ts';
 import { isUniqueViolation } from '../../db/dialect.ts';
@@ -12,6 +12,7 @@ import { newRevision } from '../shared/ids.ts';
 import { assertRevision } from '../shared/revision.ts';
 import { usersRepo } from '../users/repo.ts';
 import { tagsRepo as repo, type Tag } from './repo.ts';
+import { noEvents, type EventRecorder } from '../events/types.ts';
 
 export interface TagListQuery {
   sort?: 'name' | '-name';
@@ -19,6 +20,8 @@ export interface TagListQuery {
   limit?: number;
   cursor?: string;
 }
+
+export type TagSetOutcome = 'updated' | 'unchanged' | 'not_found';
 
 const duplicateName = () =>
   new AppError('already_exists', {
@@ -35,7 +38,17 @@ export class TagsService {
     private readonly db: Db,
     private readonly clock: Clock,
     private readonly cursors: CursorCodec,
+    private readonly events: EventRecorder = noEvents,
   ) {}
+
+  /** tag.assigned / tag.removed, in the transaction of the change. */
+  private tagEvent(tx: Tx, type: string, accountId: number, userId: number, tag: Tag) {
+    return this.events.record(tx, {
+      accountId,
+      type,
+      data: { user_id: String(userId), tag: { id: String(tag.id), name: tag.name } },
+    });
+  }
 
   async get(accountId: number, id: number | null, tx: Tx = this.db): Promise<Tag> {
     const t = id === null ? null : await repo.get(tx, accountId, id);
@@ -169,7 +182,10 @@ export class TagsService {
     return inTransaction(this.db, opts.tx, async (tx) => {
       const u = await this.user(accountId, userId, tx);
       const t = await this.get(accountId, tagId, tx);
+      // Adding a tag the student already has changes nothing, and is not news.
+      const had = await repo.isAssigned(tx, u.id, t.id);
       await repo.assign(tx, u.id, t.id, this.clock.now().toISOString());
+      if (!had) await this.tagEvent(tx, 'tag.assigned', accountId, u.id, t);
       return (await repo.get(tx, accountId, t.id))!;
     });
   }
@@ -184,6 +200,90 @@ export class TagsService {
       const u = await this.user(accountId, userId, tx);
       const t = await this.get(accountId, tagId, tx);
       if ((await repo.unassign(tx, u.id, t.id)) === 0) throw new AppError('not_found');
+      await this.tagEvent(tx, 'tag.removed', accountId, u.id, t);
+    });
+  }
+
+  // ---- by name, for the legacy v1 routes (adicionar_tag, remover_tag, atualizar_tag_lote) ----
+
+  async findByName(accountId: number, name: string, tx: Tx = this.db): Promise<Tag> {
+    const t = await repo.findByName(tx, accountId, clean(name).toLowerCase());
+    if (!t) throw new AppError('not_found');
+    return t;
+  }
+
+  /** The tag of this name (case-insensitive), created when the account has none. */
+  async ensure(accountId: number, name: string, opts: { tx?: Tx } = {}): Promise<Tag> {
+    const trimmed = clean(name);
+    const now = this.clock.now().toISOString();
+    return inTransaction(this.db, opts.tx, async (tx) => {
+      await repo.insertIfMissing(tx, {
+        account_id: accountId,
+        name: trimmed,
+        name_lower: trimmed.toLowerCase(),
+        revision: newRevision(),
+        created_at: now,
+        updated_at: now,
+      });
+      return (await repo.findByName(tx, accountId, trimmed.toLowerCase()))!;
+    });
+  }
+
+  /**
+   * Gives the student exactly these tags: the others are removed, names the account lacks are
+   * created. Returns the student's tags, by name.
+   */
+  async setForUser(
+    accountId: number,
+    userId: number | null,
+    names: string[],
+    opts: { tx?: Tx } = {},
+  ): Promise<Tag[]> {
+    return inTransaction(this.db, opts.tx, async (tx) => {
+      const u = await this.user(accountId, userId, tx);
+      const wanted = new Map<number, Tag>();
+      for (const name of names) {
+        const t = await this.ensure(accountId, name, { tx });
+        wanted.set(t.id, t);
+      }
+      const now = this.clock.now().toISOString();
+      const had = await repo.listForUser(tx, u.id);
+      const current = new Set(had.map((t) => t.id));
+      for (const t of had) {
+        if (wanted.has(t.id)) continue;
+        await repo.unassign(tx, u.id, t.id);
+        await this.tagEvent(tx, 'tag.removed', accountId, u.id, t);
+      }
+      for (const t of wanted.values()) {
+        if (current.has(t.id)) continue;
+        await repo.assign(tx, u.id, t.id, now);
+        await this.tagEvent(tx, 'tag.assigned', accountId, u.id, t);
+      }
+      return repo.listForUser(tx, u.id);
+    });
+  }
+
+  /**
+   * v1 atualizar_tag_lote: each item's student (by email) gets exactly its tags, in one
+   * transaction; `names: null` leaves that student as is. A missing student is an outcome, not an
+   * error, so one unknown email does not undo the rest.
+   */
+  async setForUsersByEmail(
+    accountId: number,
+    items: { email: string; names: string[] | null }[],
+  ): Promise<{ email: string; userId: number | null; outcome: TagSetOutcome }[]> {
+    return transaction(this.db, async (tx) => {
+      const results = [];
+      for (const item of items) {
+        const u = await usersRepo.findByEmail(tx, accountId, item.email.toLowerCase());
+        if (!u) results.push({ email: item.email, userId: null, outcome: 'not_found' as const });
+        else {
+          if (item.names !== null) await this.setForUser(accountId, u.id, item.names, { tx });
+          const outcome = item.names === null ? ('unchanged' as const) : ('updated' as const);
+          results.push({ email: item.email, userId: u.id, outcome });
+        }
+      }
+      return results;
     });
   }
 }

@@ -94,6 +94,37 @@ export const usersRepo = {
     return r ? map(r) : null;
   },
 
+  /** The oldest student with this document (a CPF is not unique: families share one). */
+  async findByDocument(tx: Tx, accountId: number, document: string): Promise<User | null> {
+    const r = await firstRow(
+      tx,
+      'SELECT * FROM users WHERE account_id = ? AND document = ? ORDER BY id LIMIT 1',
+      [accountId, document],
+    );
+    return r ? map(r) : null;
+  },
+
+  /** Auto-login tokens are random and global: the token alone names the student and account. */
+  async findByAutoLoginToken(tx: Tx, token: string): Promise<User | null> {
+    const r = await tx('users').where('auto_login_token', token).first();
+    return r ? map(r) : null;
+  },
+
+  /**
+   * All students, or the students of one tag, for a keyset walk by id (paginate adds the
+   * condition and ORDER BY). The tag's students are read from user_tags in user_id order, so a
+   * rare tag's last page costs what its first does.
+   */
+  listByIdQuery(tx: Tx, accountId: number, tagId: number | undefined) {
+    if (tagId === undefined)
+      return tx('users').where('users.account_id', accountId).select('users.*');
+    return tx('user_tags')
+      .join('users', 'users.id', 'user_tags.user_id')
+      .where('user_tags.tag_id', tagId)
+      .where('users.account_id', accountId)
+      .select('users.*', 'user_tags.user_id');
+  },
+
   /** Unordered, unpaginated: the caller (paginate) adds the keyset condition and ORDER BY. */
   listQuery(tx: Tx, accountId: number, f: UserFilters) {
     const q = tx('users').where('users.account_id', accountId);

@@ -1,6 +1,6 @@
 // Students: create, read, list, update, delete. Takes an account id rather than a v3 AuthContext so
 // the legacy v1/v2 routes (authenticated by a legacy key) can call the same use cases.
-import { inTransaction } from '../../db/tx.ts';
+import { inTransaction, transaction } from '../../db/tx.ts';
 import type { Db, Tx } from '../../db/knex.ts';
 import type { Clock } from '../../clock.ts';
 import { isUniqueViolation } from '../../db/dialect.ts';
@@ -8,10 +8,12 @@ import { paginate, type PageResult } from '../../db/paginate.ts';
 import { AppError, type ErrorDetail } from '../../errors.ts';
 import { detailMessage } from '../../i18n/messages.ts';
 import { filtersHash, type CursorCodec } from '../../db/cursor.ts';
-import { newRevision, randomBase62 } from '../shared/ids.ts';
+import { fromId, newRevision, randomBase62 } from '../shared/ids.ts';
 import { assertRevision } from '../shared/revision.ts';
 import { normalizeCpf } from './cpf.ts';
 import { fullUtm, usersRepo as repo, type User, type Utm } from './repo.ts';
+import { noEvents, type EventRecorder } from '../events/types.ts';
+import { changedFields, userSnapshot } from './events.ts';
 
 type Nullable = string | null | undefined;
 
@@ -36,6 +38,14 @@ export interface UserListQuery {
   limit?: number;
   cursor?: string;
 }
+
+/** How the legacy generations name a student (v1 `usuario_email_id`, v2 `identifier`). */
+export type UserRef =
+  | { email: string }
+  | { id: number | null }
+  | { document: string }
+  /** Digits that are the id or the document (never both: a CPF has 11 digits, an id at most 10). */
+  | { idOrDocument: string };
 
 const OPTIONAL_TEXT = ['phone', 'job_title', 'company_name', 'company_size'] as const;
 
@@ -86,6 +96,7 @@ export class UsersService {
     private readonly db: Db,
     private readonly clock: Clock,
     private readonly cursors: CursorCodec,
+    private readonly events: EventRecorder = noEvents,
   ) {}
 
   async get(accountId: number, id: number | null, tx: Tx = this.db): Promise<User> {
@@ -157,7 +168,13 @@ export class UsersService {
         if (isUniqueViolation(err)) throw duplicateEmail();
         throw err;
       }
-      return (await repo.get(tx, accountId, id))!;
+      const created = (await repo.get(tx, accountId, id))!;
+      await this.events.record(tx, {
+        accountId,
+        type: 'user.created',
+        data: { user: userSnapshot(created) },
+      });
+      return created;
     });
   }
 
@@ -217,7 +234,18 @@ export class UsersService {
         throw err;
       }
       if (hit === 0) throw lost(ifMatch);
-      return (await repo.get(tx, accountId, u.id))!;
+      const updated = (await repo.get(tx, accountId, u.id))!;
+      const [before, after] = [userSnapshot(u), userSnapshot(updated)];
+      const changed = changedFields(before, after);
+      // A write that changed nothing (the same values again) is not news.
+      if (changed.length > 0) {
+        await this.events.record(tx, {
+          accountId,
+          type: 'user.updated',
+          data: { user: after, changed_fields: changed },
+        });
+      }
+      return updated;
     });
   }
 
@@ -233,6 +261,70 @@ export class UsersService {
       // Tags go first and roll back with the rest if the user changed meanwhile.
       const guard = ifMatch === undefined ? undefined : u.revision;
       if ((await repo.remove(tx, u.id, guard)) === 0) throw lost(ifMatch);
+      await this.events.record(tx, {
+        accountId,
+        type: 'user.deleted',
+        data: { user: { id: String(u.id), email: u.email } },
+      });
+    });
+  }
+
+  // ---- the legacy generations' lookups, walks and the student's own sign-in ----
+
+  /** A student by email (case-insensitive), id or document (its digits); else 404. */
+  async find(accountId: number, ref: UserRef, tx: Tx = this.db): Promise<User> {
+    let u: User | null = null;
+    if ('email' in ref) u = await repo.findByEmail(tx, accountId, ref.email.toLowerCase());
+    else if ('id' in ref) u = ref.id === null ? null : await repo.get(tx, accountId, ref.id);
+    else {
+      const digits = ('document' in ref ? ref.document : ref.idOrDocument).replace(/\D/g, '');
+      const id = 'idOrDocument' in ref ? fromId(digits) : null;
+      if (id !== null) u = await repo.get(tx, accountId, id);
+      if (!u && digits) u = await repo.findByDocument(tx, accountId, digits);
+    }
+    if (!u) throw new AppError('not_found');
+    return u;
+  }
+
+  /** Every student (or every student of a tag) by id, a keyset page at a time. */
+  async listById(
+    accountId: number,
+    q: { tagId?: number; limit: number; cursor?: string },
+    tx: Tx = this.db,
+  ): Promise<PageResult<User>> {
+    const column = q.tagId === undefined ? 'users.id' : 'user_tags.user_id';
+    const page = await paginate<Record<string, unknown>>(
+      repo.listByIdQuery(tx, accountId, q.tagId),
+      this.cursors,
+      {
+        scope: `users-by-id:${accountId}`,
+        sortName: 'id',
+        sort: [{ column, desc: false }],
+        filters: filtersHash({ tag_id: q.tagId }),
+        limit: q.limit,
+        cursor: q.cursor,
+      },
+    );
+    return { rows: page.rows.map(repo.map), page: page.page };
+  }
+
+  /**
+   * Signs a student in by their auto-login token: the first access sets started_at, every one
+   * last_access_at. The revision changes (the resource shows both); updated_at does not, as it
+   * dates the profile's edits. Null for an unknown token.
+   */
+  async signInWithToken(token: string): Promise<User | null> {
+    if (!token) return null;
+    return transaction(this.db, async (tx) => {
+      const u = await repo.findByAutoLoginToken(tx, token);
+      if (!u) return null;
+      const now = this.clock.now().toISOString();
+      await repo.update(tx, u.id, {
+        started_at: u.startedAt ?? now,
+        last_access_at: now,
+        revision: newRevision(),
+      });
+      return (await repo.get(tx, u.accountId, u.id))!;
     });
   }
 }

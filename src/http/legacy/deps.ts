@@ -2,6 +2,7 @@ import type { Clock } from '../../clock.ts';
 import type { Db } from '../../db/knex.ts';
 import type { Logger } from '../../log.ts';
 import type { RateLimits } from '../../domain/ratelimit.ts';
+import type { Services } from '../../services.ts';
 
 export interface LegacyDeps {
   db: Db;
@@ -9,4 +10,11 @@ export interface LegacyDeps {
   logger: Logger;
   /** The same per-minute windows as v3: the specification limits all calls. */
   rateLimits: RateLimits;
+}
+
+/** What the generation routers map onto: the same services as v3. */
+export interface LegacyRouteDeps {
+  services: Services;
+  /** The base of the URLs the legacy bodies carry (paginator, login_auto). */
+  publicBaseUrl: string;
 }

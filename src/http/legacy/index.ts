@@ -4,9 +4,14 @@
 import type { Context, Middleware } from 'koa';
 import type Router from '@koa/router';
 import { AppError } from '../../errors.ts';
+import { ClientClosedRequest } from '../body.ts';
 import { authenticateLegacy } from './authenticate.ts';
-import type { LegacyDeps } from './deps.ts';
+import type { LegacyDeps, LegacyRouteDeps } from './deps.ts';
 import { renderLegacyError, toLegacyError, type Generation } from './render.ts';
+import { legacyContract } from './contract.ts';
+import { v1Router } from './v1/index.ts';
+import { v2Router } from './v2/index.ts';
+import { requestLog } from '../common.ts';
 
 /** Routers declare paths relative to their generation (`/usuario`, `/third/delivery`). */
 export interface LegacyRouters {
@@ -39,6 +44,8 @@ export function legacyRoutes(deps: LegacyDeps, routers: LegacyRouters = {}): Mid
 
   async function route(ctx: Context, surface: Surface): Promise<void> {
     const handle = dispatch[surface.generation];
+    // No record is named with U+0000 (PostgreSQL cannot even compare it): not found.
+    if (/%00/.test(ctx.path)) throw new AppError('not_found');
     if (handle) {
       // @koa/router matches on newRouterPath when set, so one router serves several mounts.
       ctx.newRouterPath = ctx.path.slice(surface.mount.length) || '/';
@@ -55,6 +62,13 @@ export function legacyRoutes(deps: LegacyDeps, routers: LegacyRouters = {}): Mid
     try {
       const source = ctx.ip || 'unknown';
       await deps.rateLimits.consume('source', source);
+      // The generation's own contract is public, like v3's.
+      if (ctx.path === `${surface.base}/openapi.json` && surface.base !== '/api/third') {
+        if (ctx.method !== 'GET' && ctx.method !== 'HEAD') throw new AppError('not_found');
+        ctx.type = 'application/json';
+        ctx.body = legacyContract(surface.generation).json;
+        return;
+      }
       ctx.state.legacy = await authenticateLegacy(ctx, deps.db);
       try {
         await deps.rateLimits.consume('account', String(ctx.state.legacy.accountId));
@@ -66,9 +80,20 @@ export function legacyRoutes(deps: LegacyDeps, routers: LegacyRouters = {}): Mid
       }
       await route(ctx, surface);
     } catch (err) {
+      // The client hung up mid-body: nobody to answer, and not our failure (as on v3).
+      if (err instanceof ClientClosedRequest) {
+        ctx.status = ClientClosedRequest.STATUS;
+        ctx.state.clientClosed = true;
+        return;
+      }
       const e = toLegacyError(err);
-      if (e.status >= 500) deps.logger.error({ err, request_id: ctx.state.requestId }, 'legacy');
+      if (e.status >= 500) requestLog(ctx, deps.logger).error({ err }, 'legacy');
       renderLegacyError(ctx, surface.generation, e);
     }
   };
+}
+
+/** The legacy generations over the app's services: what app.ts mounts. */
+export function legacyApi(deps: LegacyDeps & LegacyRouteDeps): Middleware {
+  return legacyRoutes(deps, { v1: v1Router(deps), v2: v2Router(deps) });
 }

@@ -28,6 +28,8 @@ export interface Operation {
   responseKind: ResponseKind;
   deprecation: Deprecation | null;
   queryNames: Set<string>;
+  /** Header parameters it declares, lower-cased (e.g. x-client-request-id). */
+  headerNames: Set<string>;
   validateQuery: ValidateFunction;
   validatePath: ValidateFunction;
   validateBody: ValidateFunction | null;
@@ -44,9 +46,10 @@ export function newAjv(coerce: boolean, spec: object) {
     validateFormats: true,
   });
   addFormats(ajv);
-  // `format: email` means what the contract's Email schema says, nothing looser or stricter.
-  const email = (spec as any).components?.schemas?.Email?.pattern;
-  if (typeof email === 'string') ajv.addFormat('email', new RegExp(email));
+  // `format: email` means what the contract's Email schema says (`x-format-pattern`), nothing
+  // looser or stricter.
+  const email = (spec as any).components?.schemas?.Email?.['x-format-pattern'];
+  if (typeof email === 'string') ajv.addFormat('email', new RegExp(email, 'i'));
   ajv.addSchema(spec, 'spec');
   return ajv;
 }
@@ -128,6 +131,12 @@ export function buildCatalog(spec: any): Operation[] {
               }
             : null,
         queryNames: new Set(Object.keys(query.properties)),
+        headerNames: new Set(
+          params
+            .map((p) => resolve(spec, p))
+            .filter((p) => p?.in === 'header')
+            .map((p) => String(p.name).toLowerCase()),
+        ),
         validateQuery: coercing.compile(query),
         validatePath: coercing.compile(paramSchema(spec, params, 'path')),
         validateBody: body,

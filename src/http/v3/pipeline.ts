@@ -6,6 +6,7 @@
 // the catalog says what body it takes and what it answers (JSON, or a stream of events), so the
 // stages need no special cases per route.
 import type { Context, Middleware } from 'koa';
+import { Readable } from 'node:stream';
 import type { Db } from '../../db/knex.ts';
 import type { Clock } from '../../clock.ts';
 import { negotiateLocale, type Locale } from '../../i18n/messages.ts';
@@ -40,6 +41,8 @@ export interface PipelineDeps {
     human: HumanVerifier | null;
   };
   onError: (err: unknown, ctx: Context) => void;
+  /** Audits of event streams, written when they end; the app waits for them before closing. */
+  streamAudits?: Set<Promise<void>>;
 }
 
 function respond(ctx: Context, op: Operation, answer: Answer): void {
@@ -91,6 +94,17 @@ export function v3Pipeline(deps: PipelineDeps): Middleware {
         if (e.code === 'internal_error') deps.onError(err, ctx);
         renderError(ctx, e, locale);
       }
+    }
+    if (trace.op?.responseKind === 'event-stream' && ctx.body instanceof Readable) {
+      // A stream is audited when it ends, with how long it stayed open; waiting for that here
+      // would hold the response back (Koa sends the body once this middleware returns).
+      ctx.state.route = V3_BASE + trace.op.path;
+      ctx.res.once('close', () => {
+        const done = audit(ctx, trace, started, locale);
+        deps.streamAudits?.add(done);
+        void done.finally(() => deps.streamAudits?.delete(done));
+      });
+      return;
     }
     await audit(ctx, trace, started, locale);
   };

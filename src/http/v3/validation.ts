@@ -115,12 +115,6 @@ export function detailsOf(
     seen.add(key);
     details.push(d);
   }
-  // An email fails its format and the pattern that spells the format out: say it once.
-  const badEmail = new Set(details.filter((d) => d.code === 'invalid_email').map((d) => d.field));
-  if (badEmail.size) {
-    const kept = details.filter((d) => !(d.code === 'invalid_format' && badEmail.has(d.field)));
-    return kept;
-  }
   return details;
 }
 

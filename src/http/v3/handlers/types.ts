@@ -38,6 +38,8 @@ export interface HandlerContext<K extends OperationId> {
   locale: Locale;
   /** Raw If-Match header, if any. */
   ifMatch: string | undefined;
+  /** Raw Last-Event-ID header, if any (an EventSource resuming an event stream). */
+  lastEventId: string | undefined;
   /** The transaction of an idempotent write: effects and the recorded result commit together. */
   tx: Tx | undefined;
 }

@@ -23,6 +23,7 @@ export function auditStage(
 ) {
   return async function record(ctx: Context, trace: Trace, started: number, locale: Locale) {
     ctx.state.route = trace.op ? V3_BASE + trace.op.path : undefined;
+    ctx.state.operationId = trace.op?.id;
     try {
       await audit.record({
         requestId: ctx.state.requestId,
@@ -40,7 +41,9 @@ export function auditStage(
       });
     } catch (err) {
       onError(err, ctx);
-      if (!ctx.state.clientClosed) renderError(ctx, new AppError('audit_unavailable'), locale);
+      // A stream that already ended was answered; its entry is only logged as missing.
+      if (!ctx.state.clientClosed && !ctx.headerSent)
+        renderError(ctx, new AppError('audit_unavailable'), locale);
     }
   };
 }

@@ -52,6 +52,7 @@ export function executeStage(db: Db, handlers: Handlers, idempotency: Idempotenc
       // Present but empty is not absent: it fails the precondition (a client whose ETag variable
       // was unset must not silently lose the lost-update guard).
       ifMatch: ctx.req.headers['if-match'],
+      lastEventId: ctx.req.headersDistinct['last-event-id']?.[0],
     };
 
     if (key === undefined) {

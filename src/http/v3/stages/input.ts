@@ -4,7 +4,7 @@
 // nothing and does not use up the Idempotency-Key.
 import type { Context } from 'koa';
 import { AppError } from '../../../errors.ts';
-import type { Locale } from '../../../i18n/messages.ts';
+import { detailMessage, type Locale } from '../../../i18n/messages.ts';
 import { hasPermission, type AuthContext } from '../../../domain/auth.ts';
 import { KEY_PATTERN } from '../../../domain/idempotency/service.ts';
 import { parseJson, readBody } from '../../body.ts';
@@ -50,6 +50,7 @@ export async function readInput(
   const query = { ...ctx.query } as Record<string, unknown>;
   check(op.validateQuery, query, 'parameter', locale);
   rejectNul(query, 'parameter', locale);
+  if (op.headerNames.has('x-client-request-id')) echoClientRequestId(ctx, locale);
 
   const keys = ctx.req.headersDistinct['idempotency-key'];
   // Reads are naturally idempotent: a key sent with a GET is ignored.
@@ -60,6 +61,31 @@ export async function readInput(
     throw new AppError('idempotency_key_invalid');
 
   return { params, query, key, body: await readJsonBody(ctx, op, locale) };
+}
+
+const CLIENT_REQUEST_ID = /^[A-Za-z0-9._-]{1,64}$/;
+
+/**
+ * The caller's own request id: checked, echoed in the response and logged (common.ts), beside
+ * X-Request-Id, which stays ours.
+ */
+function echoClientRequestId(ctx: Context, locale: Locale): void {
+  const values = ctx.req.headersDistinct['x-client-request-id'];
+  if (!values) return;
+  if (values.length > 1 || !CLIENT_REQUEST_ID.test(values[0]!)) {
+    const format = 'at most 64 letters, digits, ".", "_", "-"';
+    throw new AppError('validation_failed', {
+      details: [
+        {
+          parameter: 'X-Client-Request-Id',
+          code: 'invalid_format',
+          message: detailMessage('invalid_format', locale, { format }),
+        },
+      ],
+    });
+  }
+  ctx.set('X-Client-Request-Id', values[0]!);
+  ctx.state.clientRequestId = values[0];
 }
 
 async function readJsonBody(ctx: Context, op: Operation, locale: Locale): Promise<unknown> {

@@ -1,0 +1,144 @@
+// Webhook deliveries to a local receiver: event-to-delivery latency (an event recorded in its own
+// transaction, a few ms apart: receiver arrival - commit) and throughput (a burst of events, all
+// recorded at once: deliveries per second until the receiver has them all). Builds the services
+// as src/worker.ts does, on a fresh database, with the workers in this process, one account and
+// one endpoint (every event type) on 127.0.0.1. Prints one JSON line on stdout:
+//   {"engine","latency":{"events","p50","p90","p99","max"},"burst":{"events","seconds","perSecond"}}
+//
+//   npx tsx bench/webhooks.ts [database=sqlite] [events=200] [burst=1000]
+// database: `sqlite` (a fresh file in a temporary folder) or a postgres:// URL (a `bench_<random>`
+// schema, made and dropped here).
+import crypto from 'node:crypto';
+import fs from 'node:fs';
+import http from 'node:http';
+import os from 'node:os';
+import path from 'node:path';
+import type { AddressInfo } from 'node:net';
+import { systemClock } from '../src/clock.ts';
+import { loadConfig } from '../src/config.ts';
+import { createDb } from '../src/db/knex.ts';
+import { migrate } from '../src/db/migrate.ts';
+import { closeSideConnections } from '../src/db/statements.ts';
+import { transaction } from '../src/db/tx.ts';
+import { createLogger } from '../src/log.ts';
+import { createServices } from '../src/services.ts';
+import { startWorkers } from '../src/tasks/index.ts';
+import { createBenchSchema, type BenchSchema } from './pg-schema.ts';
+
+const database = process.argv[2] ?? 'sqlite';
+const EVENTS = Number(process.argv[3] ?? 200);
+const BURST = Number(process.argv[4] ?? 1000);
+const GAP_MS = 5;
+const WARMUP = 20;
+const WAIT_MS = 120_000;
+const postgres = database.startsWith('postgres://') || database.startsWith('postgresql://');
+if (!postgres && database !== 'sqlite')
+  throw new Error('database must be `sqlite` or a postgres:// URL');
+
+const now = () => performance.timeOrigin + performance.now();
+const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
+const pct = (sorted: number[], p: number) =>
+  sorted[Math.min(sorted.length - 1, Math.floor((p / 100) * sorted.length))]!;
+const round = (ms: number) => Math.round(ms * 100) / 100;
+
+// The receiver: when each event id arrived.
+const arrived = new Map<string, number>();
+const receiver = http.createServer((req, res) => {
+  const id = String(req.headers['webhook-id']);
+  req.resume();
+  req.on('end', () => {
+    if (!arrived.has(id)) arrived.set(id, now());
+    res.writeHead(204).end();
+  });
+});
+await new Promise<void>((r) => receiver.listen(0, '127.0.0.1', r));
+const url = `http://127.0.0.1:${(receiver.address() as AddressInfo).port}/hooks`;
+
+const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'school-bench-webhooks-'));
+let own: BenchSchema | null = null;
+if (postgres) own = await createBenchSchema(database);
+const config = loadConfig({
+  DATABASE_URL: postgres ? database : `sqlite:${path.join(dir, 'webhooks.db')}`,
+  DATABASE_SCHEMA: own?.schema,
+  FILES_DIR: path.join(dir, 'files'),
+  SECRETS_KEY: crypto.randomBytes(32).toString('base64url'),
+  LOG_LEVEL: 'silent',
+  WEBHOOK_ALLOW_PRIVATE_TARGETS: 'true',
+});
+const db = createDb(config.databaseUrl, { schema: config.databaseSchema });
+try {
+  await migrate(db);
+  const services = await createServices({
+    config,
+    db,
+    clock: systemClock,
+    logger: createLogger('silent'),
+  });
+  const { id: accountId } = await services.accounts.createAccount({ name: 'Bench school' });
+  await services.webhooks.create(accountId, { url, event_types: ['*'] });
+  await startWorkers(services);
+
+  const data = (i: number) => ({ user_id: String(i + 1), tag: { id: '1', name: `t${i}` } });
+  const record = (i: number) =>
+    transaction(db, (tx) =>
+      services.events.record(tx, { accountId, type: 'tag.removed', data: data(i) }),
+    );
+  const waitFor = async (ids: string[]) => {
+    const deadline = Date.now() + WAIT_MS;
+    while (ids.some((id) => !arrived.has(id))) {
+      if (Date.now() > deadline) throw new Error(`only ${arrived.size} deliveries arrived`);
+      await sleep(2);
+    }
+  };
+
+  // Latency: one event per transaction, GAP_MS apart.
+  const committed = new Map<string, number>();
+  for (let i = 0; i < WARMUP + EVENTS; i++) {
+    const e = await record(i);
+    if (i >= WARMUP) committed.set(`evt_${e.id}`, now());
+    await sleep(GAP_MS);
+  }
+  await waitFor([...committed.keys()]);
+  const latencies = [...committed].map(([id, at]) => arrived.get(id)! - at).sort((a, b) => a - b);
+
+  // Throughput: the burst is recorded in transactions of 100 events, then delivered.
+  const started = now();
+  const ids: string[] = [];
+  for (let i = 0; i < BURST; i += 100) {
+    const batch = await transaction(db, async (tx) => {
+      const out = [];
+      for (let j = i; j < Math.min(BURST, i + 100); j++)
+        out.push(
+          await services.events.record(tx, { accountId, type: 'tag.removed', data: data(j) }),
+        );
+      return out;
+    });
+    ids.push(...batch.map((e) => `evt_${e.id}`));
+  }
+  await waitFor(ids);
+  const seconds = (now() - started) / 1000;
+
+  console.log(
+    JSON.stringify({
+      engine: postgres ? 'postgres' : 'sqlite',
+      latency: {
+        events: latencies.length,
+        p50: round(pct(latencies, 50)),
+        p90: round(pct(latencies, 90)),
+        p99: round(pct(latencies, 99)),
+        max: round(latencies[latencies.length - 1]!),
+      },
+      burst: { events: BURST, seconds: round(seconds), perSecond: Math.round(BURST / seconds) },
+    }),
+  );
+  await services.jobs.close();
+  await services.webhookDispatcher.drain();
+  await services.events.close();
+} finally {
+  await db.destroy();
+  await closeSideConnections(db);
+  await own?.drop();
+  fs.rmSync(dir, { recursive: true, force: true });
+  receiver.closeAllConnections();
+  receiver.close();
+}

@@ -1,0 +1,60 @@
+// Usage: npm run mock -- [--spec FILE] [--port N] [--host HOST]
+// Serves every v3 operation of the contract (default spec/openapi.yaml) from its examples, with
+// the real server's request checks and error envelope, and no database. Prints one JSON line
+// when it listens: {"mock":true,"url":...,"release":...,"operations":N}. SIGTERM stops it.
+import path from 'node:path';
+import { parseArgs } from 'node:util';
+import { REPO_ROOT, contractPaths, loadContract } from '../src/contract/files.ts';
+import { MOCK_BASE, createMock } from '../src/mock/server.ts';
+
+const USAGE = 'usage: npm run mock -- [--spec FILE] [--port N] [--host HOST]  (port 4010)';
+const CALLER_DIR = process.env.INIT_CWD ?? process.cwd();
+
+function fail(message: string): never {
+  console.error(`mock: ${message}\n${USAGE}`);
+  process.exit(2);
+}
+
+let values;
+try {
+  ({ values } = parseArgs({
+    args: process.argv.slice(2),
+    options: {
+      spec: { type: 'string' },
+      port: { type: 'string', default: '4010' },
+      host: { type: 'string', default: '127.0.0.1' },
+      help: { type: 'boolean', short: 'h' },
+    },
+  }));
+} catch (err) {
+  fail((err as Error).message);
+}
+if (values.help) {
+  console.log(USAGE);
+  process.exit(0);
+}
+const port = Number(values.port);
+if (!Number.isInteger(port) || port < 0 || port > 65535) fail(`--port ${values.port}`);
+const file = values.spec ? path.resolve(CALLER_DIR, values.spec) : contractPaths(REPO_ROOT).spec;
+
+let spec;
+try {
+  spec = loadContract(file);
+} catch (err) {
+  fail((err as Error).message);
+}
+const mock = await createMock(spec);
+const bound = await mock.listen(port, values.host);
+const host = values.host.includes(':') ? `[${values.host}]` : values.host;
+console.log(
+  JSON.stringify({
+    mock: true,
+    url: `http://${host}:${bound}${MOCK_BASE}`,
+    release: mock.release,
+    operations: mock.operations,
+    spec: path.relative(REPO_ROOT, file) || file,
+  }),
+);
+for (const signal of ['SIGTERM', 'SIGINT'] as const) {
+  process.on(signal, () => void mock.close().then(() => process.exit(0)));
+}

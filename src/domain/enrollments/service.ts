@@ -1,0 +1,290 @@
+// Enrollments: a student's access to a product, under one of the product's access schedules (its
+// default one unless told), for a duration counted from `started_at` or for life. Takes an account
+// id (like UsersService) so the batch type, the postbacks and the legacy v1/v2 routes share the
+// use cases. A new enrollment writes a welcome email to the outbox in the same transaction.
+import { inTransaction } from '../../db/tx.ts';
+import type { Db, Tx } from '../../db/knex.ts';
+import type { Clock } from '../../clock.ts';
+import { paginate, type PageResult } from '../../db/paginate.ts';
+import { filtersHash, type CursorCodec } from '../../db/cursor.ts';
+import { AppError } from '../../errors.ts';
+import { fromId, newRevision } from '../shared/ids.ts';
+import { assertRevision } from '../shared/revision.ts';
+import { usersRepo, type User } from '../users/repo.ts';
+import { productsRepo } from '../catalog/repo.ts';
+import type { Product } from '../catalog/types.ts';
+import type { OutboxService } from '../outbox/service.ts';
+import { addDuration, parseDuration, type Duration, type DurationUnit } from './duration.ts';
+import { fieldError, rejection } from './errors.ts';
+import { noEvents, type EventRecorder } from '../events/types.ts';
+import { enrollmentsRepo as repo, type EnrollmentRow } from './repo.ts';
+import { enrollmentSnapshot, withEnded, type Enrollment } from './types.ts';
+import { extendedBy, welcomeEmail } from './rules.ts';
+import { resolveGrant, scheduleOf } from './resolve.ts';
+
+export interface EnrollmentInput {
+  user_id: string;
+  product_id: string;
+  /** The product's default schedule when absent. */
+  access_schedule_id?: string;
+  /** With `duration_unit` day, month or year; both absent (or unit `lifetime`): for life. */
+  duration?: number | null;
+  duration_unit?: DurationUnit;
+  /** Now when absent (an import may carry the original start). */
+  started_at?: string;
+}
+
+export interface EnrollmentUpdate {
+  /** Only `true`: ends the access now. An ended enrollment is never reopened. */
+  ended?: boolean;
+  /** The new total length counted from `started_at` (extend or shorten). */
+  duration?: number | null;
+  duration_unit?: DurationUnit;
+  access_schedule_id?: string;
+}
+
+export interface EnrollmentListQuery {
+  sort?: 'created_at' | '-created_at';
+  product_id?: string;
+  ended?: boolean;
+  limit?: number;
+  cursor?: string;
+}
+
+/** What a sale (or a batch item) grants: resolved ids, no parsing. */
+export interface Grant {
+  userId: number;
+  productId: number;
+  /** The product's default schedule when null or absent. */
+  accessScheduleId?: number | null;
+  duration: Duration;
+  deliveryId?: number | null;
+  transactionId?: number | null;
+  startedAt?: string;
+}
+
+export class EnrollmentsService {
+  constructor(
+    private readonly db: Db,
+    private readonly clock: Clock,
+    private readonly cursors: CursorCodec,
+    private readonly outbox: OutboxService,
+    private readonly events: EventRecorder = noEvents,
+  ) {}
+
+  private now = () => this.clock.now().toISOString();
+  private view = (row: EnrollmentRow) => withEnded(row, this.now());
+
+  private async emit(tx: Tx, type: string, e: Enrollment) {
+    await this.events.record(tx, {
+      accountId: e.accountId,
+      type,
+      data: { enrollment: enrollmentSnapshot(e) },
+    });
+  }
+
+  async get(accountId: number, id: number | null, tx: Tx = this.db): Promise<Enrollment> {
+    const row = id === null ? null : await repo.get(tx, accountId, id);
+    if (!row) throw new AppError('not_found');
+    return this.view(row);
+  }
+
+  /** A student's enrollments (404 for a student who is not the account's). */
+  async listForUser(
+    accountId: number,
+    userId: number | null,
+    q: EnrollmentListQuery,
+    tx: Tx = this.db,
+  ): Promise<PageResult<Enrollment>> {
+    const user = userId === null ? null : await usersRepo.get(tx, accountId, userId);
+    if (!user) throw new AppError('not_found');
+    const sortName = q.sort ?? '-created_at';
+    const desc = sortName === '-created_at';
+    const productId = q.product_id === undefined ? undefined : fromId(q.product_id);
+    const page = await paginate<Record<string, unknown>>(
+      repo.listQuery(tx, user.id, { productId, ended: q.ended, now: this.now() }),
+      this.cursors,
+      {
+        scope: `enrollments:${accountId}:${user.id}`,
+        sortName,
+        sort: [
+          { column: 'enrollments.created_at', desc },
+          { column: 'enrollments.id', desc },
+        ],
+        filters: filtersHash({ product_id: q.product_id, ended: q.ended }),
+        limit: q.limit ?? 50,
+        cursor: q.cursor,
+      },
+    );
+    return { rows: page.rows.map((r) => this.view(repo.map(r))), page: page.page };
+  }
+
+  /** The student's enrollments granted by a sale or subscription with this gateway id (v2). */
+  async listByExternalId(accountId: number, userId: number, externalId: string, tx = this.db) {
+    const rows = await repo.byExternalId(tx, accountId, userId, externalId);
+    return rows.map((r) => ({ enrollment: this.view(r.enrollment), transaction: r.transaction }));
+  }
+
+  /**
+   * POST /enrollments: a new enrollment. 409 already_exists (reason `enrollment_current`) when the
+   * student has a current one in the product: extend that one instead.
+   */
+  async create(accountId: number, input: EnrollmentInput, opts: { tx?: Tx } = {}) {
+    return inTransaction(this.db, opts.tx, async (tx) => {
+      const g = await resolveGrant(tx, accountId, input);
+      if (await repo.current(tx, g.userId, g.productId, this.now()))
+        throw rejection(
+          'already_exists',
+          'enrollment_current',
+          'The student has a current enrollment in this product: extend it instead.',
+          'product_id',
+        );
+      return this.insert(tx, accountId, g);
+    });
+  }
+
+  /**
+   * The batch type `enrollments.grant`: like POST /enrollments, but a current enrollment in the
+   * product is renewed by the duration (as a sale renews it) instead of refused.
+   */
+  async grant(accountId: number, input: EnrollmentInput, opts: { tx?: Tx } = {}) {
+    return inTransaction(this.db, opts.tx, async (tx) =>
+      this.grantAccess(tx, accountId, await resolveGrant(tx, accountId, input)),
+    );
+  }
+
+  /**
+   * Grants access in the caller's transaction: renews the student's current enrollment in the
+   * product (its end moves by the duration; lifetime absorbs everything), or creates one.
+   * A renewal records the delivery and transaction that renewed it.
+   */
+  async grantAccess(
+    tx: Tx,
+    accountId: number,
+    g: Grant,
+  ): Promise<{ enrollment: Enrollment; created: boolean }> {
+    const cur = await repo.current(tx, g.userId, g.productId, this.now());
+    if (!cur) return { enrollment: await this.insert(tx, accountId, g), created: true };
+    const next = extendedBy(cur, g.duration);
+    const changes: Record<string, unknown> = {
+      duration: next.duration,
+      duration_unit: next.unit,
+      ends_at: next.endsAt,
+      revision: newRevision(),
+      updated_at: this.now(),
+    };
+    if (g.deliveryId !== undefined) changes.delivery_id = g.deliveryId;
+    if (g.transactionId !== undefined) changes.transaction_id = g.transactionId;
+    await repo.update(tx, cur.id, changes);
+    const e = this.view((await repo.get(tx, accountId, cur.id))!);
+    await this.emit(tx, 'enrollment.updated', e);
+    return { enrollment: e, created: false };
+  }
+
+  /** PATCH: end now, change the length (from started_at), or move to another schedule. */
+  async update(
+    accountId: number,
+    id: number | null,
+    input: EnrollmentUpdate,
+    ifMatch: string | undefined,
+    opts: { tx?: Tx } = {},
+  ): Promise<Enrollment> {
+    return inTransaction(this.db, opts.tx, async (tx) => {
+      const e = await this.get(accountId, id, tx);
+      assertRevision(ifMatch, e.revision);
+      if (input.ended === false)
+        throw rejection(
+          'invalid_transition',
+          'cannot_reopen',
+          'An enrollment cannot be reopened: grant a new one.',
+          'ended',
+        );
+      const lengthChange = input.duration !== undefined || input.duration_unit !== undefined;
+      if (e.endedFlag && (lengthChange || input.access_schedule_id !== undefined))
+        throw rejection(
+          'invalid_transition',
+          'enrollment_ended',
+          'This enrollment was ended: grant a new one.',
+        );
+      if (input.ended && lengthChange)
+        throw fieldError('ended', 'invalid', 'End an enrollment or change its length, not both.');
+      const now = this.now();
+      const changes: Record<string, unknown> = { revision: newRevision(), updated_at: now };
+      if (lengthChange) {
+        const d = parseDuration(input);
+        changes.duration = d.duration;
+        changes.duration_unit = d.unit;
+        changes.ends_at = addDuration(e.startedAt, d);
+      }
+      if (input.access_schedule_id !== undefined) {
+        changes.access_schedule_id = await scheduleOf(tx, e.productId, input.access_schedule_id);
+      }
+      const ending = input.ended === true && !e.endedFlag;
+      if (ending) {
+        changes.ended = true;
+        if (e.endsAt === null || e.endsAt > now) changes.ends_at = now;
+      }
+      if (input.ended === true && e.endedFlag && Object.keys(input).length === 1) return e;
+      const guard = ifMatch === undefined ? undefined : e.revision;
+      if ((await repo.update(tx, e.id, changes, guard)) === 0)
+        throw new AppError(ifMatch === undefined ? 'not_found' : 'revision_mismatch');
+      const updated = this.view((await repo.get(tx, accountId, e.id))!);
+      await this.emit(tx, ending ? 'enrollment.ended' : 'enrollment.updated', updated);
+      return updated;
+    });
+  }
+
+  /**
+   * Ends, in the caller's transaction, the student's current enrollments that a delivery granted
+   * (a refund, a chargeback, a canceled subscription). Returns them.
+   */
+  async endForDelivery(tx: Tx, accountId: number, userId: number, deliveryId: number) {
+    const now = this.now();
+    const out: Enrollment[] = [];
+    for (const cur of await repo.currentOfDelivery(tx, userId, deliveryId, now)) {
+      const changes: Record<string, unknown> = {
+        ended: true,
+        revision: newRevision(),
+        updated_at: now,
+      };
+      if (cur.endsAt === null || cur.endsAt > now) changes.ends_at = now;
+      await repo.update(tx, cur.id, changes);
+      const e = this.view((await repo.get(tx, accountId, cur.id))!);
+      await this.emit(tx, 'enrollment.ended', e);
+      out.push(e);
+    }
+    return out;
+  }
+
+  // ---- internals ----
+
+  private async insert(tx: Tx, accountId: number, g: Grant): Promise<Enrollment> {
+    const now = this.now();
+    const startedAt = g.startedAt ?? now;
+    const scheduleId =
+      g.accessScheduleId ?? (await repo.schedule(tx, g.productId, null))?.id ?? null;
+    if (scheduleId === null) throw new AppError('internal_error');
+    const id = await repo.insert(tx, {
+      account_id: accountId,
+      user_id: g.userId,
+      product_id: g.productId,
+      access_schedule_id: scheduleId,
+      delivery_id: g.deliveryId ?? null,
+      transaction_id: g.transactionId ?? null,
+      started_at: startedAt,
+      duration: g.duration.duration,
+      duration_unit: g.duration.unit,
+      ends_at: addDuration(startedAt, g.duration),
+      ended: false,
+      revision: newRevision(),
+      created_at: now,
+      updated_at: now,
+    });
+    const e = this.view((await repo.get(tx, accountId, id))!);
+    const user = (await usersRepo.get(tx, accountId, g.userId)) as User;
+    const product = (await productsRepo.get(tx, accountId, g.productId)) as Product;
+    await this.outbox.queue(tx, welcomeEmail(accountId, user, product));
+    await this.emit(tx, 'enrollment.created', e);
+    return e;
+  }
+}

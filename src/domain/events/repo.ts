@@ -1,0 +1,66 @@
+// Events (table `events`). `data` is the payload as recorded, JSON text on both engines.
+import type { Tx } from '../../db/engine.ts';
+import { insertId } from '../../db/dialect.ts';
+import { firstRow } from '../../db/statements.ts';
+import type { Event } from './types.ts';
+
+const map = (r: any): Event => ({
+  id: Number(r.id),
+  accountId: Number(r.account_id),
+  type: r.type,
+  version: r.version,
+  data: JSON.parse(r.data),
+  createdAt: r.created_at,
+});
+
+export interface EventFilters {
+  type?: string;
+  createdAfter?: string;
+  createdBefore?: string;
+}
+
+export const eventsRepo = {
+  map,
+
+  insert(tx: Tx, row: Record<string, unknown>): Promise<number> {
+    return insertId(tx, 'events', row);
+  },
+
+  async get(tx: Tx, accountId: number, id: number): Promise<Event | null> {
+    const r = await firstRow(tx, 'SELECT * FROM events WHERE account_id = ? AND id = ?', [
+      accountId,
+      id,
+    ]);
+    return r ? map(r) : null;
+  },
+
+  /** Unordered: paginate adds the keyset condition and ORDER BY. */
+  listQuery(tx: Tx, accountId: number, f: EventFilters) {
+    const q = tx('events').where('account_id', accountId);
+    if (f.type !== undefined) q.where('type', f.type);
+    if (f.createdAfter !== undefined) q.where('created_at', '>=', f.createdAfter);
+    if (f.createdBefore !== undefined) q.where('created_at', '<', f.createdBefore);
+    return q.select('*');
+  },
+
+  /** Events recorded after `afterId`, in id order (the SQLite commit notifier). */
+  after(tx: Tx, afterId: number, limit: number): Promise<{ id: number; account_id: number }[]> {
+    return tx('events')
+      .where('id', '>', afterId)
+      .orderBy('id')
+      .limit(limit)
+      .select('id', 'account_id');
+  },
+
+  async maxId(tx: Tx): Promise<number> {
+    const r = await tx('events').max({ id: 'id' }).first();
+    return Number(r?.id ?? 0);
+  },
+
+  /** Deletes up to `limit` events created before `cutoff` (deliveries and attempts cascade). */
+  async purgeBefore(tx: Tx, cutoff: string, limit: number): Promise<number> {
+    const ids = await tx('events').where('created_at', '<', cutoff).limit(limit).pluck('id');
+    if (ids.length === 0) return 0;
+    return tx('events').whereIn('id', ids).delete();
+  },
+};

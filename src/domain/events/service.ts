@@ -1,0 +1,170 @@
+// Events: what happened in an account, recorded once, in the caller's transaction, in the current
+// version of its type from the catalog (spec/events), and never rebuilt: GET /events/{id},
+// webhook deliveries and replays all send the JSON as recorded. Kept 30 days. Listeners hear of
+// an event only once the transaction that recorded it has committed (src/domain/events/notify.ts).
+import type { Clock } from '../../clock.ts';
+import { DAY } from '../../clock.ts';
+import type { Db, Tx } from '../../db/engine.ts';
+import { inTransaction } from '../../db/tx.ts';
+import { filtersHash, type CursorCodec } from '../../db/cursor.ts';
+import { paginate, type PageResult } from '../../db/paginate.ts';
+import { AppError } from '../../errors.ts';
+import { detailMessage } from '../../i18n/messages.ts';
+import type { Logger } from '../../log.ts';
+import { EventCatalog } from './catalog.ts';
+import { EventNotifier, type EventListener } from './notify.ts';
+import { eventsRepo as repo } from './repo.ts';
+import type { Event, EventRecorder, NewEvent } from './types.ts';
+
+export const EVENT_RETENTION_MS = 30 * DAY;
+/** Events deleted per transaction by the sweep: short transactions, even after a long pause. */
+const PURGE_CHUNK = 1000;
+
+export interface EventListQuery {
+  type?: string;
+  created_after?: string;
+  created_before?: string;
+  sort?: 'created_at' | '-created_at';
+  limit?: number;
+  cursor?: string;
+}
+
+/** Runs in the recording transaction (the webhook fan-out): it commits or rolls back with it. */
+export type RecordHook = (tx: Tx, event: Event) => Promise<void>;
+
+/** An ISO instant normalized to UTC with milliseconds, so instants compare as strings. */
+export function instantParam(
+  name: string,
+  v: string | undefined,
+  kind: 'parameter' | 'field' = 'parameter',
+): string | undefined {
+  if (v === undefined) return undefined;
+  const ms = Date.parse(v);
+  // The date-time format admits a leap second (…:60Z), which Date cannot represent.
+  if (Number.isNaN(ms)) {
+    throw new AppError('validation_failed', {
+      details: [
+        { [kind]: name, code: 'invalid_format', message: detailMessage('invalid', 'en-US') },
+      ],
+    });
+  }
+  return new Date(ms).toISOString();
+}
+
+export class EventsService implements EventRecorder {
+  private readonly hooks: RecordHook[] = [];
+  private readonly notifier: EventNotifier;
+
+  constructor(
+    private readonly db: Db,
+    private readonly clock: Clock,
+    private readonly cursors: CursorCodec,
+    readonly catalog: EventCatalog,
+    logger: Logger,
+  ) {
+    this.notifier = new EventNotifier(db, logger);
+  }
+
+  /** Adds work to every recording transaction (webhook deliveries). */
+  onRecord(hook: RecordHook): void {
+    this.hooks.push(hook);
+  }
+
+  /**
+   * Records the event in the caller's transaction. An unknown type, or data that does not match
+   * the type's published schema, is a programming error: the change fails rather than publish a
+   * shape the catalog does not describe.
+   */
+  async record(tx: Tx, e: NewEvent): Promise<Event> {
+    const entry = this.catalog.currentOf(e.type);
+    if (!entry) throw new Error(`event type ${e.type} is not in the catalog (spec/events)`);
+    const problems = this.catalog.problems(e.type, entry.version, e.data);
+    if (problems)
+      throw new Error(`event ${e.type} v${entry.version} breaks its schema: ${problems}`);
+    const createdAt = this.clock.now().toISOString();
+    const id = await repo.insert(tx, {
+      account_id: e.accountId,
+      type: e.type,
+      version: entry.version,
+      data: JSON.stringify(e.data),
+      created_at: createdAt,
+    });
+    const event: Event = {
+      id,
+      accountId: e.accountId,
+      type: e.type,
+      version: entry.version,
+      data: e.data,
+      createdAt,
+    };
+    await this.notifier.recorded(tx, e.accountId, id);
+    for (const hook of this.hooks) await hook(tx, event);
+    return event;
+  }
+
+  async get(accountId: number, id: number | null, tx: Tx = this.db): Promise<Event> {
+    const e = id === null ? null : await repo.get(tx, accountId, id);
+    // Past the retention an event is gone, even before the sweep deletes it.
+    if (!e || e.createdAt < this.retainedSince()) throw new AppError('not_found');
+    return e;
+  }
+
+  /** A page of the account's events, newest first by default (recording order). */
+  async list(accountId: number, q: EventListQuery, tx: Tx = this.db): Promise<PageResult<Event>> {
+    const sortName = q.sort ?? '-created_at';
+    const filters = {
+      type: q.type,
+      createdAfter: instantParam('created_after', q.created_after),
+      createdBefore: instantParam('created_before', q.created_before),
+    };
+    const page = await paginate<Record<string, unknown>>(
+      repo.listQuery(tx, accountId, filters).where('created_at', '>=', this.retainedSince()),
+      this.cursors,
+      {
+        scope: `events:${accountId}`,
+        sortName,
+        // Ids follow recording order; created_at is the clock's reading at that moment.
+        sort: [{ column: 'id', desc: sortName === '-created_at' }],
+        filters: filtersHash(filters),
+        limit: q.limit ?? 50,
+        cursor: q.cursor,
+      },
+    );
+    return { rows: page.rows.map(repo.map), page: page.page };
+  }
+
+  /**
+   * Calls `listener(accountId, eventId)` for every event once its transaction has committed, in
+   * this process or (PostgreSQL) any other. Returns the unsubscribe function.
+   */
+  subscribe(listener: EventListener): () => void {
+    return this.notifier.subscribe(listener);
+  }
+
+  /** Resolves once subscribers hear every event committed from now on. */
+  listening(): Promise<void> {
+    return this.notifier.listening();
+  }
+
+  /** The oldest instant still retained. */
+  retainedSince(): string {
+    return new Date(this.clock.now().getTime() - EVENT_RETENTION_MS).toISOString();
+  }
+
+  /** Deletes events past the 30-day retention, with their webhook deliveries and attempts. */
+  async purgeExpired(): Promise<number> {
+    const cutoff = this.retainedSince();
+    let total = 0;
+    for (;;) {
+      const n = await inTransaction(this.db, undefined, (tx) =>
+        repo.purgeBefore(tx, cutoff, PURGE_CHUNK),
+      );
+      total += n;
+      if (n < PURGE_CHUNK) return total;
+    }
+  }
+
+  close(): Promise<void> {
+    return this.notifier.close();
+  }
+}

@@ -1,0 +1,114 @@
+// The email outbox (table `emails`) and each address's send history and bounce flag (table
+// `email_recipients`). Every function takes the caller's `tx`.
+import type { Tx } from '../../db/knex.ts';
+import { bool, insertId } from '../../db/dialect.ts';
+
+export type EmailStatus = 'queued' | 'sent' | 'failed' | 'suppressed';
+
+export interface Email {
+  id: number;
+  accountId: number;
+  userId: number | null;
+  to: string;
+  kind: string;
+  subject: string;
+  body: string;
+  status: EmailStatus;
+  attempts: number;
+  error: string | null;
+  createdAt: string;
+  sentAt: string | null;
+}
+
+export interface Recipient {
+  email: string;
+  sentCount: number;
+  lastSentAt: string | null;
+  bounced: boolean;
+  bouncedAt: string | null;
+  bounceReason: string | null;
+}
+
+const mapEmail = (r: any): Email => ({
+  id: Number(r.id),
+  accountId: Number(r.account_id),
+  userId: r.user_id === null || r.user_id === undefined ? null : Number(r.user_id),
+  to: r.to_email,
+  kind: r.kind,
+  subject: r.subject,
+  body: r.body,
+  status: r.status,
+  attempts: Number(r.attempts),
+  error: r.error ?? null,
+  createdAt: r.created_at,
+  sentAt: r.sent_at ?? null,
+});
+
+const mapRecipient = (r: any): Recipient => ({
+  email: r.email_lower,
+  sentCount: Number(r.sent_count),
+  lastSentAt: r.last_sent_at ?? null,
+  bounced: bool(r.bounced),
+  bouncedAt: r.bounced_at ?? null,
+  bounceReason: r.bounce_reason ?? null,
+});
+
+export const outboxRepo = {
+  async insert(tx: Tx, row: Record<string, unknown>): Promise<number> {
+    return insertId(tx, 'emails', row);
+  },
+
+  async get(tx: Tx, id: number): Promise<Email | null> {
+    const r = await tx('emails').where('id', id).first();
+    return r ? mapEmail(r) : null;
+  },
+
+  /** The emails written to an address, newest first. */
+  async toAddress(tx: Tx, accountId: number, emailLower: string, limit: number) {
+    const rows = await tx('emails')
+      .where({ account_id: accountId, to_email_lower: emailLower })
+      .orderBy('id', 'desc')
+      .limit(limit);
+    return rows.map(mapEmail);
+  },
+
+  /** Settles a queued email; false when it was settled already (another run got there). */
+  async settle(tx: Tx, id: number, changes: Record<string, unknown>): Promise<boolean> {
+    return (await tx('emails').where({ id, status: 'queued' }).update(changes)) > 0;
+  },
+
+  async recordAttempt(tx: Tx, id: number, error: string): Promise<void> {
+    await tx('emails')
+      .where({ id, status: 'queued' })
+      .update({ attempts: tx.raw('attempts + 1'), error: error.slice(0, 500) });
+  },
+
+  async recipient(tx: Tx, accountId: number, emailLower: string): Promise<Recipient | null> {
+    const r = await tx('email_recipients')
+      .where({ account_id: accountId, email_lower: emailLower })
+      .first();
+    return r ? mapRecipient(r) : null;
+  },
+
+  /** Creates the address's row when missing, then applies `changes`. */
+  async upsertRecipient(
+    tx: Tx,
+    accountId: number,
+    emailLower: string,
+    now: string,
+    changes: Record<string, unknown>,
+  ): Promise<void> {
+    await tx('email_recipients')
+      .insert({ account_id: accountId, email_lower: emailLower, sent_count: 0, updated_at: now })
+      .onConflict(['account_id', 'email_lower'])
+      .ignore();
+    await tx('email_recipients')
+      .where({ account_id: accountId, email_lower: emailLower })
+      .update({ ...changes, updated_at: now });
+  },
+
+  async removeAccount(tx: Tx, accountId: number): Promise<number> {
+    await tx('email_recipients').where('account_id', accountId).delete();
+    return tx('emails').where('account_id', accountId).delete();
+  },
+};

@@ -1,0 +1,180 @@
+// The email outbox. Every email the platform sends is a row written in the transaction that
+// causes it (a welcome on a new enrollment), sent afterwards by the `email.send` job. Each
+// address keeps its send history and a bounce flag: a bounced address is not written to again
+// (its emails are `suppressed`) until it is taken off the list. Takes an account id so the legacy
+// v1 `bounce` route can share the use cases.
+import { inTransaction } from '../../db/tx.ts';
+import type { Db, Tx } from '../../db/knex.ts';
+import type { Clock } from '../../clock.ts';
+import type { JobEngine } from '../../jobs/types.ts';
+import { rejection } from '../enrollments/errors.ts';
+import { PermanentFailure, type Mailer } from './mailer.ts';
+import { outboxRepo as repo, type Email, type Recipient } from './repo.ts';
+
+export const SEND_EMAIL_TASK = 'email.send';
+
+export interface NewEmail {
+  accountId: number;
+  userId: number | null;
+  to: string;
+  /** What caused it, e.g. `enrollment.welcome`. */
+  kind: string;
+  subject: string;
+  body: string;
+}
+
+export class OutboxService {
+  constructor(
+    private readonly db: Db,
+    private readonly clock: Clock,
+    private readonly jobs: JobEngine,
+    private readonly mailer: Mailer,
+    private readonly from: string,
+  ) {}
+
+  /** Writes the email and its sending job in the caller's transaction; returns its id. */
+  async queue(tx: Tx, email: NewEmail): Promise<number> {
+    const id = await repo.insert(tx, {
+      account_id: email.accountId,
+      user_id: email.userId,
+      to_email: email.to,
+      to_email_lower: email.to.toLowerCase(),
+      kind: email.kind,
+      subject: email.subject,
+      body: email.body,
+      status: 'queued',
+      attempts: 0,
+      created_at: this.clock.now().toISOString(),
+    });
+    await this.jobs.enqueue(tx, SEND_EMAIL_TASK, { email_id: id });
+    return id;
+  }
+
+  /**
+   * The job's work: sends a queued email (outside any transaction), then records the outcome.
+   * A transient failure is recorded and thrown, so the job engine retries with backoff; a
+   * permanent SMTP refusal (5xx) fails the email and puts the address on the bounce list.
+   */
+  async send(emailId: number): Promise<Email['status'] | null> {
+    const email = await repo.get(this.db, emailId);
+    if (!email || email.status !== 'queued') return email?.status ?? null;
+    const lower = email.to.toLowerCase();
+    if ((await repo.recipient(this.db, email.accountId, lower))?.bounced) {
+      await inTransaction(this.db, undefined, (tx) =>
+        repo.settle(tx, email.id, { status: 'suppressed', error: 'address_bounced' }),
+      );
+      return 'suppressed';
+    }
+    try {
+      await this.mailer.send({
+        from: this.from,
+        to: email.to,
+        subject: email.subject,
+        text: email.body,
+      });
+    } catch (err) {
+      const message = (err as Error).message ?? String(err);
+      if (!(err instanceof PermanentFailure)) {
+        await inTransaction(this.db, undefined, (tx) => repo.recordAttempt(tx, email.id, message));
+        throw err;
+      }
+      await inTransaction(this.db, undefined, async (tx) => {
+        const now = this.clock.now().toISOString();
+        const settled = await repo.settle(tx, email.id, {
+          status: 'failed',
+          attempts: email.attempts + 1,
+          error: message.slice(0, 500),
+        });
+        if (settled)
+          await repo.upsertRecipient(tx, email.accountId, lower, now, {
+            bounced: true,
+            bounced_at: now,
+            bounce_reason: message.slice(0, 500),
+          });
+      });
+      return 'failed';
+    }
+    await inTransaction(this.db, undefined, async (tx) => {
+      const now = this.clock.now().toISOString();
+      const settled = await repo.settle(tx, email.id, {
+        status: 'sent',
+        attempts: email.attempts + 1,
+        error: null,
+        sent_at: now,
+      });
+      if (settled)
+        await repo.upsertRecipient(tx, email.accountId, lower, now, {
+          sent_count: tx.raw('sent_count + 1'),
+          last_sent_at: now,
+        });
+    });
+    return 'sent';
+  }
+
+  /** The address's send history and bounce flag, or null when nothing was ever sent to it. */
+  async recipient(accountId: number, email: string, tx: Tx = this.db): Promise<Recipient | null> {
+    return repo.recipient(tx, accountId, email.toLowerCase());
+  }
+
+  /** The emails written to an address, newest first (at most `limit`). */
+  async history(accountId: number, email: string, limit = 50, tx: Tx = this.db) {
+    return repo.toAddress(tx, accountId, email.toLowerCase(), limit);
+  }
+
+  /** At least one email to this address was sent. */
+  async hasReceived(accountId: number, email: string, tx: Tx = this.db): Promise<boolean> {
+    return ((await this.recipient(accountId, email, tx))?.sentCount ?? 0) > 0;
+  }
+
+  async isBounced(accountId: number, email: string, tx: Tx = this.db): Promise<boolean> {
+    return (await this.recipient(accountId, email, tx))?.bounced ?? false;
+  }
+
+  /** Puts the address on the bounce list: emails to it are suppressed until it is taken off. */
+  async bounce(
+    accountId: number,
+    email: string,
+    reason: string | null,
+    opts: { tx?: Tx } = {},
+  ): Promise<void> {
+    await inTransaction(this.db, opts.tx, async (tx) => {
+      const now = this.clock.now().toISOString();
+      await repo.upsertRecipient(tx, accountId, email.toLowerCase(), now, {
+        bounced: true,
+        bounced_at: now,
+        bounce_reason: reason?.slice(0, 500) ?? null,
+      });
+    });
+  }
+
+  /**
+   * Takes the address off the bounce list, so emails are sent to it again. An address that never
+   * received an email is refused (422 domain_rule_violation, reason `never_emailed`): there is no
+   * delivery history that could say it works. An address that is not bounced stays as it is.
+   */
+  async unbounce(accountId: number, email: string, opts: { tx?: Tx } = {}): Promise<void> {
+    await inTransaction(this.db, opts.tx, async (tx) => {
+      const lower = email.toLowerCase();
+      const r = await repo.recipient(tx, accountId, lower);
+      if (!r || r.sentCount === 0)
+        throw rejection(
+          'domain_rule_violation',
+          'never_emailed',
+          'This address never received an email.',
+          'email',
+        );
+      if (!r.bounced) return;
+      const now = this.clock.now().toISOString();
+      await repo.upsertRecipient(tx, accountId, lower, now, {
+        bounced: false,
+        bounced_at: null,
+        bounce_reason: null,
+      });
+    });
+  }
+
+  /** A sandbox reset: every email and address of the account. */
+  async resetAccount(tx: Tx, accountId: number): Promise<number> {
+    return repo.removeAccount(tx, accountId);
+  }
+}

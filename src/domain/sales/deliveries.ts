@@ -1,0 +1,307 @@
+// Deliveries: what a sale at a payment gateway grants. A delivery listens to gateway product ids
+// (`external_ids`, each owned by one delivery of the account and gateway) and grants products
+// (each under an access schedule, the product's default one unless told) and tags, for a duration
+// or for life. Archiving stops new sales from granting anything; access already granted stays.
+// Copies in replica accounts are read-only (403 replica_readonly). Takes an account id so the
+// legacy v2 `/third/delivery` routes share the use cases.
+import { inTransaction } from '../../db/tx.ts';
+import type { Db, Tx } from '../../db/knex.ts';
+import type { Clock } from '../../clock.ts';
+import { isUniqueViolation } from '../../db/dialect.ts';
+import { paginate, type PageResult } from '../../db/paginate.ts';
+import { filtersHash, type CursorCodec } from '../../db/cursor.ts';
+import { AppError } from '../../errors.ts';
+import { newRevision } from '../shared/ids.ts';
+import { assertRevision } from '../shared/revision.ts';
+import { replicaReadonly } from '../catalog/errors.ts';
+import { parseDuration, type DurationUnit } from '../enrollments/duration.ts';
+import { fieldError, rejection } from '../enrollments/errors.ts';
+import { GATEWAYS, gatewayOf, type Gateway } from './gateways.ts';
+import { checkGrants } from './grants.ts';
+import { hashSecret } from './secrets.ts';
+import {
+  deliveriesRepo as repo,
+  type Delivery,
+  type DeliveryKind,
+  type DeliveryStatus,
+} from './deliveries-repo.ts';
+
+export interface DeliveryInput {
+  name?: string;
+  kind?: DeliveryKind;
+  hidden?: boolean;
+  external_ids?: string[];
+  products?: { product_id: string; access_schedule_id?: string }[];
+  tag_ids?: string[];
+  duration?: number | null;
+  duration_unit?: DurationUnit;
+  /** Write-only; null removes it (only where the gateway does not require one). */
+  secret?: string | null;
+  status?: DeliveryStatus;
+}
+
+export interface DeliveryListQuery {
+  sort?: 'created_at' | '-created_at';
+  gateway?: string;
+  status?: DeliveryStatus;
+  external_id?: string;
+  limit?: number;
+  cursor?: string;
+}
+
+/** Trimmed, blank ones dropped, each once, in the order given. */
+const cleanIds = (ids: string[]) => [...new Set(ids.map((s) => s.trim()).filter(Boolean))];
+
+const taken = (ids: string[]) =>
+  new AppError('already_exists', {
+    details: ids.map((id) => ({
+      field: 'external_ids',
+      code: 'already_exists',
+      message: `${id} belongs to another delivery of this gateway.`,
+      reason: 'external_id_taken',
+    })),
+  });
+
+export class DeliveriesService {
+  constructor(
+    private readonly db: Db,
+    private readonly clock: Clock,
+    private readonly cursors: CursorCodec,
+    private readonly onWrite: (tx: Tx, d: Delivery) => Promise<void> = async () => undefined,
+  ) {}
+
+  private now = () => this.clock.now().toISOString();
+
+  /** The gateway catalog (GET /sales/gateways). */
+  gateways(): readonly Gateway[] {
+    return GATEWAYS;
+  }
+
+  async get(accountId: number, id: number | null, tx: Tx = this.db): Promise<Delivery> {
+    const d = id === null ? null : await repo.get(tx, accountId, id);
+    if (!d) throw new AppError('not_found');
+    return d;
+  }
+
+  async list(
+    accountId: number,
+    q: DeliveryListQuery,
+    tx: Tx = this.db,
+  ): Promise<PageResult<Delivery>> {
+    const sortName = q.sort ?? '-created_at';
+    const desc = sortName === '-created_at';
+    const filters = { gateway: q.gateway, status: q.status, externalId: q.external_id };
+    const page = await paginate<Record<string, unknown>>(
+      repo.listQuery(tx, accountId, filters),
+      this.cursors,
+      {
+        scope: `deliveries:${accountId}`,
+        sortName,
+        sort: [
+          { column: 'deliveries.created_at', desc },
+          { column: 'deliveries.id', desc },
+        ],
+        filters: filtersHash(filters),
+        limit: q.limit ?? 50,
+        cursor: q.cursor,
+      },
+    );
+    return { rows: await repo.withRelations(tx, page.rows.map(repo.mapRow)), page: page.page };
+  }
+
+  /** A new, active delivery. The gateway decides whether `secret` is required. */
+  async create(
+    accountId: number,
+    input: DeliveryInput & { gateway: string; name: string },
+    opts: { tx?: Tx } = {},
+  ): Promise<Delivery> {
+    const gateway = gatewayOf(input.gateway);
+    if (!gateway)
+      throw fieldError(
+        'gateway',
+        'invalid_value',
+        `Must be one of: ${GATEWAYS.map((g) => g.key).join(', ')}.`,
+        'unknown_gateway',
+      );
+    if (gateway.secretRequired && !input.secret)
+      throw fieldError('secret', 'required', 'This gateway requires a secret.', 'secret_required');
+    const duration = parseDuration(input);
+    return inTransaction(this.db, opts.tx, async (tx) => {
+      const grants = await checkGrants(tx, accountId, input.products ?? [], input.tag_ids ?? []);
+      const externalIds = cleanIds(input.external_ids ?? []);
+      const owners = await repo.owners(tx, accountId, gateway.key, externalIds);
+      if (owners.length) throw taken(owners.map((o) => o.externalId));
+      const now = this.now();
+      const id = await repo.insert(tx, {
+        account_id: accountId,
+        source_id: null,
+        gateway: gateway.key,
+        name: input.name.trim(),
+        kind: input.kind ?? 'one_time',
+        status: 'active',
+        hidden: input.hidden ?? false,
+        secret_hash: input.secret ? hashSecret(input.secret) : null,
+        duration: duration.duration,
+        duration_unit: duration.unit,
+        revision: newRevision(),
+        created_at: now,
+        updated_at: now,
+      });
+      await this.writeRelations(tx, { id, accountId, gateway: gateway.key }, externalIds, grants);
+      return this.written(tx, accountId, id);
+    });
+  }
+
+  /**
+   * Only present fields change; lists (external_ids, products, tag_ids) are replaced whole.
+   * `status` needs deliveries.archive besides deliveries.update: `mayArchive` says whether the
+   * caller holds it (the legacy routes, whose key may do everything, pass true).
+   */
+  async update(
+    accountId: number,
+    id: number | null,
+    input: DeliveryInput,
+    ifMatch: string | undefined,
+    opts: { tx?: Tx; mayArchive: boolean },
+  ): Promise<Delivery> {
+    return inTransaction(this.db, opts.tx, async (tx) => {
+      const d = await this.get(accountId, id, tx);
+      if (d.sourceId !== null) throw replicaReadonly(Object.keys(input));
+      if (input.status !== undefined && !opts.mayArchive)
+        throw new AppError('permission_denied', {
+          details: [
+            {
+              code: 'missing_permission',
+              message: 'deliveries.archive',
+              reason: 'deliveries.archive',
+            },
+          ],
+        });
+      assertRevision(ifMatch, d.revision);
+      const gateway = gatewayOf(d.gateway);
+      if (input.secret === null && gateway?.secretRequired)
+        throw fieldError(
+          'secret',
+          'required',
+          'This gateway requires a secret.',
+          'secret_required',
+        );
+      const changes: Record<string, unknown> = { revision: newRevision(), updated_at: this.now() };
+      if (input.name !== undefined) changes.name = input.name.trim();
+      if (input.kind !== undefined) changes.kind = input.kind;
+      if (input.hidden !== undefined) changes.hidden = input.hidden;
+      if (input.status !== undefined) changes.status = input.status;
+      if (input.secret !== undefined)
+        changes.secret_hash = input.secret === null ? null : hashSecret(input.secret);
+      if (input.duration !== undefined || input.duration_unit !== undefined) {
+        const duration = parseDuration(input);
+        changes.duration = duration.duration;
+        changes.duration_unit = duration.unit;
+      }
+      const grants =
+        input.products !== undefined || input.tag_ids !== undefined
+          ? await checkGrants(
+              tx,
+              accountId,
+              input.products ??
+                d.products.map((p) => ({
+                  product_id: String(p.productId),
+                  access_schedule_id: String(p.accessScheduleId),
+                })),
+              input.tag_ids ?? d.tagIds.map(String),
+            )
+          : undefined;
+      let externalIds: string[] | undefined;
+      if (input.external_ids !== undefined) {
+        externalIds = cleanIds(input.external_ids);
+        const owners = await repo.owners(tx, accountId, d.gateway, externalIds);
+        const others = owners.filter((o) => o.deliveryId !== d.id);
+        if (others.length) throw taken(others.map((o) => o.externalId));
+      }
+      if (input.status === 'active' && d.status === 'archived') {
+        const schedules = (grants?.products ?? d.products).map((p) => p.accessScheduleId);
+        if ((await repo.trashedSchedules(tx, schedules)).length)
+          throw rejection(
+            'state_conflict',
+            'schedule_in_trash',
+            'An access schedule this delivery grants is in the trash: restore it first.',
+          );
+      }
+      const guard = ifMatch === undefined ? undefined : d.revision;
+      if ((await repo.update(tx, d.id, changes, guard)) === 0)
+        throw new AppError(ifMatch === undefined ? 'not_found' : 'revision_mismatch');
+      await this.writeRelations(tx, d, externalIds, grants);
+      return this.written(tx, accountId, d.id);
+    });
+  }
+
+  /**
+   * The v2 `POST /third/delivery` rule: makes a delivery of the gateway listen to every id. When
+   * a delivery already has some of them, it gets the missing ones (its name and kind stay); when
+   * none has them, a new delivery is created with `name` and `kind`. Ids owned by two different
+   * deliveries are refused (409 already_exists, reason `external_id_taken`).
+   */
+  async ensureListening(
+    accountId: number,
+    input: { gateway: string; external_ids: string[]; name: string; kind?: DeliveryKind },
+    opts: { tx?: Tx } = {},
+  ): Promise<{ delivery: Delivery; created: boolean }> {
+    return inTransaction(this.db, opts.tx, async (tx) => {
+      const ids = cleanIds(input.external_ids);
+      const owners = await repo.owners(tx, accountId, input.gateway, ids);
+      const deliveries = [...new Set(owners.map((o) => o.deliveryId))];
+      if (deliveries.length > 1)
+        throw taken(owners.filter((o) => o.deliveryId !== deliveries[0]).map((o) => o.externalId));
+      if (!deliveries.length) {
+        const d = await this.create(
+          accountId,
+          { gateway: input.gateway, name: input.name, kind: input.kind, external_ids: ids },
+          { tx },
+        );
+        return { delivery: d, created: true };
+      }
+      const d = (await repo.get(tx, accountId, deliveries[0]!))!;
+      const missing = ids.filter((i) => !d.externalIds.includes(i));
+      if (!missing.length) return { delivery: d, created: false };
+      const updated = await this.update(
+        accountId,
+        d.id,
+        { external_ids: [...d.externalIds, ...missing] },
+        undefined,
+        { tx, mayArchive: false },
+      );
+      return { delivery: updated, created: false };
+    });
+  }
+
+  /** A sandbox reset: every delivery of the account (their transactions go with them). */
+  async resetAccount(tx: Tx, accountId: number): Promise<number> {
+    return repo.removeAccount(tx, accountId);
+  }
+
+  private async writeRelations(
+    tx: Tx,
+    d: { id: number; accountId: number; gateway: string },
+    externalIds: string[] | undefined,
+    grants: Awaited<ReturnType<typeof checkGrants>> | undefined,
+  ) {
+    try {
+      if (externalIds !== undefined) await repo.setExternalIds(tx, d, externalIds);
+    } catch (err) {
+      // A concurrent write took an id between our check and our insert.
+      if (isUniqueViolation(err)) throw taken(externalIds!);
+      throw err;
+    }
+    if (grants) {
+      await repo.setProducts(tx, d.id, grants.products);
+      await repo.setTags(tx, d.id, grants.tagIds);
+    }
+  }
+
+  /** Reads the delivery back and brings its copies in replica accounts up to date. */
+  private async written(tx: Tx, accountId: number, id: number): Promise<Delivery> {
+    const d = (await repo.get(tx, accountId, id))!;
+    await this.onWrite(tx, d);
+    return d;
+  }
+}

@@ -1,0 +1,162 @@
+// Gateway postbacks: POST {PUBLIC_BASE_URL}/postbacks/{delivery_id}. The delivery's secret (when
+// it has one) authenticates the call; the gateway's parser normalizes the body; the transaction is
+// recorded under the delivery's gateway as its `engine`, and access is granted, renewed or ended
+// in the same database transaction. A repeat (same delivery, sale and status) records nothing and
+// changes nothing. An archived delivery, or a sale of no product the delivery listens to, is
+// recorded as `ignored` and grants nothing.
+import type { Db, Tx } from '../../db/knex.ts';
+import { transaction } from '../../db/tx.ts';
+import type { Clock } from '../../clock.ts';
+import { isUniqueViolation } from '../../db/dialect.ts';
+import { AppError } from '../../errors.ts';
+import { fromId } from '../shared/ids.ts';
+import { noEvents, type EventRecorder } from '../events/types.ts';
+import { normalizeCpf } from '../users/cpf.ts';
+import { usersRepo, type User } from '../users/repo.ts';
+import type { UsersService } from '../users/service.ts';
+import type { TagsService } from '../tags/service.ts';
+import type { EnrollmentsService } from '../enrollments/service.ts';
+import type { Delivery } from './deliveries-repo.ts';
+import { deliveriesRepo } from './deliveries-repo.ts';
+import { secretMatches } from './secrets.ts';
+import { gatewayOf, type SaleEvent, type SaleStatus } from './gateways.ts';
+import { transactionSnapshot } from './transactions.ts';
+import { transactionsRepo, type SaleTransaction } from './transactions-repo.ts';
+
+/** What each normalized status does to access. */
+export const EFFECTS: Record<SaleStatus, 'grant' | 'end'> = {
+  approved: 'grant',
+  trial: 'grant',
+  subscription_active: 'grant',
+  refunded: 'end',
+  canceled: 'end',
+  chargeback: 'end',
+  subscription_canceled: 'end',
+};
+
+/** The sale's and the subscription's status as v2 shows them. */
+function statuses(e: SaleEvent): { transaction: string | null; recurrence: string | null } {
+  switch (e.status) {
+    case 'trial':
+      return { transaction: 'trial', recurrence: 'trial' };
+    case 'subscription_active':
+      return { transaction: null, recurrence: 'active' };
+    case 'subscription_canceled':
+      return { transaction: null, recurrence: 'canceled' };
+    case 'approved':
+      return { transaction: 'approved', recurrence: e.recurrenceId ? 'active' : null };
+    default:
+      return { transaction: e.status, recurrence: null };
+  }
+}
+
+export type PostbackOutcome =
+  | { kind: 'recorded'; transaction: SaleTransaction; duplicate: boolean }
+  | { kind: 'ignored'; reason: string };
+
+export class PostbacksService {
+  constructor(
+    private readonly db: Db,
+    private readonly clock: Clock,
+    private readonly users: UsersService,
+    private readonly tags: TagsService,
+    private readonly enrollments: EnrollmentsService,
+    private readonly events: EventRecorder = noEvents,
+  ) {}
+
+  /** The delivery a postback names, and whether the presented secret opens it (404, 401). */
+  async authenticate(rawId: string, secret: string | undefined): Promise<Delivery> {
+    const id = fromId(rawId);
+    const d = id === null ? null : await deliveriesRepo.getAny(this.db, id);
+    if (!d) throw new AppError('not_found');
+    if (!secretMatches(d, secret)) throw new AppError('unauthenticated');
+    return d;
+  }
+
+  /** Parses (422) and applies one postback to an authenticated delivery. */
+  async receive(d: Delivery, body: unknown): Promise<PostbackOutcome> {
+    const parsed = gatewayOf(d.gateway)!.parse(body);
+    if ('ignored' in parsed) return { kind: 'ignored', reason: parsed.ignored };
+    try {
+      return await transaction(this.db, (tx) => this.apply(tx, d, parsed));
+    } catch (err) {
+      // A concurrent repeat won the race (PostgreSQL): it recorded this very postback.
+      if (!isUniqueViolation(err)) throw err;
+      const t = await transactionsRepo.find(this.db, d.id, parsed.transactionId, parsed.status);
+      if (!t) throw err;
+      return { kind: 'recorded', transaction: t, duplicate: true };
+    }
+  }
+
+  private async apply(tx: Tx, stale: Delivery, e: SaleEvent): Promise<PostbackOutcome> {
+    const seen = await transactionsRepo.find(tx, stale.id, e.transactionId, e.status);
+    if (seen) return { kind: 'recorded', transaction: seen, duplicate: true };
+    // Read again inside the transaction: an archive that committed meanwhile must win.
+    const d = (await deliveriesRepo.getAny(tx, stale.id)) ?? stale;
+    const accountId = d.accountId;
+    const effect = EFFECTS[e.status];
+    const listened = e.productIds.some((p) => d.externalIds.includes(p));
+    const error =
+      d.status !== 'active' ? 'delivery_archived' : !listened ? 'unknown_product' : null;
+    const email = e.client.email!;
+    let user = await usersRepo.findByEmail(tx, accountId, email.toLowerCase());
+    if (!user && !error && effect === 'grant') user = await this.createStudent(tx, accountId, e);
+    const { transaction: txStatus, recurrence } = statuses(e);
+    const id = await transactionsRepo.insert(tx, {
+      account_id: accountId,
+      delivery_id: d.id,
+      user_id: user?.id ?? null,
+      engine: d.gateway,
+      transaction_id: e.transactionId,
+      recurrence_id: e.recurrenceId,
+      event: e.status,
+      product_ids: JSON.stringify(e.productIds),
+      client_name: e.client.name,
+      client_email: email,
+      client_email_lower: email.toLowerCase(),
+      client_doc: e.client.doc,
+      client_phone: e.client.phone,
+      status: error ? 'ignored' : 'processed',
+      transaction_status: txStatus,
+      recurrence_status: recurrence,
+      error,
+      created_at: this.clock.now().toISOString(),
+    });
+    if (!error && user) {
+      if (effect === 'grant') await this.grant(tx, d, user, id);
+      else await this.enrollments.endForDelivery(tx, accountId, user.id, d.id);
+    }
+    const t = (await transactionsRepo.get(tx, accountId, id))!;
+    await this.events.record(tx, {
+      accountId,
+      type: 'transaction.recorded',
+      data: { transaction: transactionSnapshot(t) },
+    });
+    return { kind: 'recorded', transaction: t, duplicate: false };
+  }
+
+  private async grant(tx: Tx, d: Delivery, user: User, transactionId: number): Promise<void> {
+    const duration = { duration: d.duration, unit: d.durationUnit };
+    for (const p of d.products)
+      await this.enrollments.grantAccess(tx, d.accountId, {
+        userId: user.id,
+        productId: p.productId,
+        accessScheduleId: p.accessScheduleId,
+        duration,
+        deliveryId: d.id,
+        transactionId,
+      });
+    for (const tagId of d.tagIds) await this.tags.assign(d.accountId, user.id, tagId, { tx });
+  }
+
+  /** The buyer as a new student: a document that is not a valid CPF is left out, not refused. */
+  private async createStudent(tx: Tx, accountId: number, e: SaleEvent): Promise<User> {
+    const email = e.client.email!;
+    const doc = e.client.doc && normalizeCpf(e.client.doc) ? e.client.doc : null;
+    return this.users.create(
+      accountId,
+      { name: e.client.name ?? email.split('@')[0]!, email, document: doc, phone: e.client.phone },
+      { tx },
+    );
+  }
+}

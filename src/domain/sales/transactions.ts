@@ -1,0 +1,111 @@
+// Reading the transactions gateways posted back: the v3 list and item, and the v2 lookup by a
+// sale's or subscription's id at a gateway.
+import type { Db, Tx } from '../../db/knex.ts';
+import { paginate, type PageResult } from '../../db/paginate.ts';
+import { filtersHash, type CursorCodec } from '../../db/cursor.ts';
+import { AppError } from '../../errors.ts';
+import { instantParam } from '../events/service.ts';
+import { fromId, toId } from '../shared/ids.ts';
+import {
+  transactionsRepo as repo,
+  type ProcessingStatus,
+  type SaleTransaction,
+} from './transactions-repo.ts';
+
+export interface TransactionListQuery {
+  sort?: 'created_at' | '-created_at';
+  delivery_id?: string;
+  engine?: string;
+  transaction_id?: string;
+  recurrence_id?: string;
+  status?: ProcessingStatus;
+  email?: string;
+  created_after?: string;
+  created_before?: string;
+  limit?: number;
+  cursor?: string;
+}
+
+/** The public shape: the v3 resource and the data of `transaction.recorded`. */
+export function transactionResource(t: SaleTransaction) {
+  return {
+    object: 'transaction' as const,
+    id: String(t.id),
+    delivery_id: String(t.deliveryId),
+    user_id: toId(t.userId),
+    engine: t.engine,
+    transaction_id: t.transactionId,
+    recurrence_id: t.recurrenceId,
+    event: t.event,
+    product_ids: t.productIds,
+    client_name: t.clientName,
+    client_email: t.clientEmail,
+    client_doc: t.clientDoc,
+    client_phone: t.clientPhone,
+    status: t.status,
+    transaction_status: t.transactionStatus,
+    recurrence_status: t.recurrenceStatus,
+    error: t.error,
+    created_at: t.createdAt,
+  };
+}
+
+/** The transaction as `transaction.recorded` carries it (spec/events/transaction.recorded). */
+export function transactionSnapshot(t: SaleTransaction) {
+  const { object: _object, ...rest } = transactionResource(t);
+  return rest;
+}
+
+export class TransactionsService {
+  constructor(
+    private readonly db: Db,
+    private readonly cursors: CursorCodec,
+  ) {}
+
+  async get(accountId: number, id: number | null, tx: Tx = this.db): Promise<SaleTransaction> {
+    const t = id === null ? null : await repo.get(tx, accountId, id);
+    if (!t) throw new AppError('not_found');
+    return t;
+  }
+
+  async list(
+    accountId: number,
+    q: TransactionListQuery,
+    tx: Tx = this.db,
+  ): Promise<PageResult<SaleTransaction>> {
+    const sortName = q.sort ?? '-created_at';
+    const desc = sortName === '-created_at';
+    const filters = {
+      // Not parseable as an id: a filter that matches nothing (null), not an error.
+      deliveryId: q.delivery_id === undefined ? undefined : fromId(q.delivery_id),
+      engine: q.engine,
+      transactionId: q.transaction_id,
+      recurrenceId: q.recurrence_id,
+      status: q.status,
+      emailLower: q.email?.toLowerCase(),
+      createdAfter: instantParam('created_after', q.created_after),
+      createdBefore: instantParam('created_before', q.created_before),
+    };
+    const page = await paginate<Record<string, unknown>>(
+      repo.listQuery(tx, accountId, filters),
+      this.cursors,
+      {
+        scope: `transactions:${accountId}`,
+        sortName,
+        sort: [
+          { column: 'sales_transactions.created_at', desc },
+          { column: 'sales_transactions.id', desc },
+        ],
+        filters: filtersHash({ ...filters, deliveryId: q.delivery_id }),
+        limit: q.limit ?? 50,
+        cursor: q.cursor,
+      },
+    );
+    return { rows: page.rows.map(repo.map), page: page.page };
+  }
+
+  /** Transactions whose sale or subscription id at the gateway is `externalId`, oldest first. */
+  async listByExternal(accountId: number, engine: string, externalId: string, tx: Tx = this.db) {
+    return repo.byExternal(tx, accountId, engine, externalId);
+  }
+}

@@ -1,0 +1,154 @@
+// Event streams (table `event_streams`) and the reads a stream makes of `events`. Every function
+// takes the caller's `tx`.
+import { isPostgres, type Tx } from '../../db/knex.ts';
+import { insertId, json } from '../../db/dialect.ts';
+import { eventsRepo } from '../events/repo.ts';
+import type { Event } from '../events/types.ts';
+
+export interface EventStream {
+  id: number;
+  accountId: number;
+  credentialId: number;
+  types: string[] | null;
+  position: number;
+  connectionId: string | null;
+  connectionExpiresAt: string | null;
+  lastConnectedAt: string | null;
+  createdAt: string;
+}
+
+const map = (r: any): EventStream => ({
+  id: Number(r.id),
+  accountId: Number(r.account_id),
+  credentialId: Number(r.credential_id),
+  types: json<string[] | null>(r.types, null),
+  position: Number(r.position),
+  connectionId: r.connection_id ?? null,
+  connectionExpiresAt: r.connection_expires_at ?? null,
+  lastConnectedAt: r.last_connected_at ?? null,
+  createdAt: r.created_at,
+});
+
+/** A free stream, or one whose last connection's lease ran out (its instance died). */
+const free = (now: string) => (q: any) =>
+  q.whereNull('connection_id').orWhere('connection_expires_at', '<', now);
+
+export const streamsRepo = {
+  /**
+   * PostgreSQL: serializes stream creation per account until the transaction ends, so two
+   * concurrent creations cannot both pass the limits (SQLite runs writes one at a time).
+   */
+  async lockAccount(tx: Tx, accountId: number): Promise<void> {
+    if (isPostgres(tx))
+      await tx.raw(
+        "SELECT pg_advisory_xact_lock(hashtext('school:event_streams:' || current_schema()), ?)",
+        [accountId],
+      );
+  },
+
+  async counts(tx: Tx, accountId: number, credentialId: number) {
+    const r = await tx('event_streams')
+      .where('account_id', accountId)
+      .select(
+        tx.raw('COUNT(*) AS account'),
+        tx.raw('SUM(CASE WHEN credential_id = ? THEN 1 ELSE 0 END) AS credential', [credentialId]),
+      )
+      .first();
+    return { account: Number(r?.account ?? 0), credential: Number(r?.credential ?? 0) };
+  },
+
+  insert(tx: Tx, row: Record<string, unknown>): Promise<number> {
+    return insertId(tx, 'event_streams', row);
+  },
+
+  async get(tx: Tx, accountId: number, id: number): Promise<EventStream | null> {
+    const r = await tx('event_streams').where({ account_id: accountId, id }).first();
+    return r ? map(r) : null;
+  },
+
+  async list(tx: Tx, accountId: number): Promise<EventStream[]> {
+    const rows = await tx('event_streams').where('account_id', accountId).orderBy('id');
+    return rows.map(map);
+  },
+
+  remove(tx: Tx, accountId: number, id: number): Promise<number> {
+    return tx('event_streams').where({ account_id: accountId, id }).delete();
+  },
+
+  /** Takes the stream's connection lease; 0 when another connection holds it. */
+  acquire(tx: Tx, id: number, connectionId: string, now: string, until: string) {
+    return tx('event_streams').where('id', id).where(free(now)).update({
+      connection_id: connectionId,
+      connection_expires_at: until,
+      last_connected_at: now,
+    });
+  },
+
+  /** Renews the lease and saves the position; 0 when the stream is gone or was taken over. */
+  renew(tx: Tx, id: number, connectionId: string, until: string, position: number) {
+    return tx('event_streams')
+      .where({ id, connection_id: connectionId })
+      .update({ connection_expires_at: until, position });
+  },
+
+  release(tx: Tx, id: number, connectionId: string, position: number) {
+    return tx('event_streams')
+      .where({ id, connection_id: connectionId })
+      .update({ connection_id: null, connection_expires_at: null, position });
+  },
+
+  async exists(tx: Tx, id: number): Promise<boolean> {
+    return (await tx('event_streams').where('id', id).first('id')) !== undefined;
+  },
+
+  // --- events, as a stream reads them ---
+
+  /** The account's newest event id (0 when none): where a new stream starts. */
+  async newestEventId(tx: Tx, accountId: number): Promise<number> {
+    const r = await tx('events').where('account_id', accountId).max({ id: 'id' }).first();
+    return Number(r?.id ?? 0);
+  },
+
+  /** The oldest event still stored, of any account (0 when none). */
+  async oldestEventId(tx: Tx): Promise<number> {
+    const r = await tx('events').min({ id: 'id' }).first();
+    return Number(r?.id ?? 0);
+  },
+
+  event(tx: Tx, accountId: number, id: number): Promise<Event | null> {
+    return eventsRepo.get(tx, accountId, id);
+  },
+
+  /**
+   * The account's events with after < id <= upTo, of these types (null: all), created since
+   * `since`, in id order.
+   */
+  async eventsAfter(
+    tx: Tx,
+    accountId: number,
+    after: number,
+    upTo: number,
+    types: string[] | null,
+    since: string,
+    limit: number,
+  ): Promise<Event[]> {
+    const q = tx('events')
+      .where('account_id', accountId)
+      .where('id', '>', after)
+      .where('id', '<=', upTo)
+      .where('created_at', '>=', since);
+    if (types) q.whereIn('type', types);
+    const rows = await q.orderBy('id').limit(limit).select('*');
+    return rows.map(eventsRepo.map);
+  },
+
+  /** Ids of every account's events after `after`, with their time: gaps are checked on these. */
+  async idsAfter(tx: Tx, after: number, limit: number) {
+    const rows = await tx('events')
+      .where('id', '>', after)
+      .orderBy('id')
+      .limit(limit)
+      .select('id', 'created_at');
+    return rows.map((r: any) => ({ id: Number(r.id), createdAt: r.created_at as string }));
+  },
+};

@@ -1,0 +1,245 @@
+// Webhook deliveries (one per event and endpoint) and their attempts (tables of migration 009).
+// Every function takes the caller's `tx`.
+import type { Tx } from '../../db/engine.ts';
+import { bool, insertId } from '../../db/dialect.ts';
+import { firstRow } from '../../db/statements.ts';
+
+export const DELIVERY_STATUSES = [
+  'pending',
+  'in_progress',
+  'delivered',
+  'failed',
+  'dead',
+  'canceled',
+] as const;
+export type DeliveryStatus = (typeof DELIVERY_STATUSES)[number];
+export type AttemptOrigin = 'automatic' | 'replay';
+
+export interface Delivery {
+  id: number;
+  accountId: number;
+  endpointId: number;
+  eventId: number;
+  eventType: string;
+  status: DeliveryStatus;
+  attemptsCount: number;
+  automaticAttempts: number;
+  replaysPending: number;
+  waiting: boolean;
+  priorStatus: DeliveryStatus | null;
+  leaseOwner: string | null;
+  leaseUntil: string | null;
+  nextAttemptAt: string | null;
+  deadlineAt: string;
+  deliveredAt: string | null;
+  createdAt: string;
+}
+
+export interface Attempt {
+  deliveryId: number;
+  number: number;
+  origin: AttemptOrigin;
+  httpStatus: number | null;
+  durationMs: number;
+  startedAt: string;
+  finishedAt: string;
+  nextAttemptAt: string | null;
+  responseExcerpt: string | null;
+  transportError: string | null;
+}
+
+const num = (v: unknown) => (v === null || v === undefined ? null : Number(v));
+
+const map = (r: any): Delivery => ({
+  id: Number(r.id),
+  accountId: Number(r.account_id),
+  endpointId: Number(r.endpoint_id),
+  eventId: Number(r.event_id),
+  eventType: r.event_type,
+  status: r.status,
+  attemptsCount: Number(r.attempts_count),
+  automaticAttempts: Number(r.automatic_attempts),
+  replaysPending: Number(r.replays_pending),
+  waiting: bool(r.waiting),
+  priorStatus: r.prior_status,
+  leaseOwner: r.lease_owner,
+  leaseUntil: r.lease_until,
+  nextAttemptAt: r.next_attempt_at,
+  deadlineAt: r.deadline_at,
+  deliveredAt: r.delivered_at,
+  createdAt: r.created_at,
+});
+
+const mapAttempt = (r: any): Attempt => ({
+  deliveryId: Number(r.delivery_id),
+  number: Number(r.number),
+  origin: r.origin,
+  httpStatus: num(r.http_status),
+  durationMs: Number(r.duration_ms),
+  startedAt: r.started_at,
+  finishedAt: r.finished_at,
+  nextAttemptAt: r.next_attempt_at,
+  responseExcerpt: r.response_excerpt,
+  transportError: r.transport_error,
+});
+
+export interface DeliveryFilters {
+  status?: string;
+  eventId?: number | null;
+  eventType?: string;
+  createdAfter?: string;
+  createdBefore?: string;
+}
+
+export interface ReplayFilters {
+  eventIds?: number[];
+  eventTypes?: string[];
+  occurredAfter?: string;
+  occurredBefore?: string;
+  /** Events recorded at or after this instant (the retention) and before `until`. */
+  since: string;
+  until: string;
+}
+
+export const deliveriesRepo = {
+  map,
+  mapAttempt,
+
+  insert(tx: Tx, row: Record<string, unknown>): Promise<number> {
+    return insertId(tx, 'webhook_deliveries', row);
+  },
+
+  async get(tx: Tx, id: number): Promise<Delivery | null> {
+    const r = await firstRow(tx, 'SELECT * FROM webhook_deliveries WHERE id = ?', [id]);
+    return r ? map(r) : null;
+  },
+
+  async getOf(tx: Tx, endpointId: number, id: number): Promise<Delivery | null> {
+    const r = await firstRow(
+      tx,
+      'SELECT * FROM webhook_deliveries WHERE endpoint_id = ? AND id = ?',
+      [endpointId, id],
+    );
+    return r ? map(r) : null;
+  },
+
+  /** Unordered: paginate adds the keyset condition and ORDER BY. */
+  listQuery(tx: Tx, endpointId: number, f: DeliveryFilters) {
+    const q = tx('webhook_deliveries').where('endpoint_id', endpointId);
+    if (f.status !== undefined) q.where('status', f.status);
+    if (f.eventId !== undefined) q.where('event_id', f.eventId ?? 0);
+    if (f.eventType !== undefined) q.where('event_type', f.eventType);
+    if (f.createdAfter !== undefined) q.where('created_at', '>=', f.createdAfter);
+    if (f.createdBefore !== undefined) q.where('created_at', '<', f.createdBefore);
+    return q.select('*');
+  },
+
+  update(tx: Tx, id: number, changes: Record<string, unknown>, owner?: string): Promise<number> {
+    const q = tx('webhook_deliveries').where('id', id);
+    if (owner !== undefined) q.where('lease_owner', owner);
+    return q.update(changes);
+  },
+
+  /** Attempts of the endpoint under way (an expired lease is a worker that died). */
+  async inFlight(tx: Tx, endpointId: number, now: string): Promise<number> {
+    const r = await tx('webhook_deliveries')
+      .where({ endpoint_id: endpointId, status: 'in_progress' })
+      .where('lease_until', '>', now)
+      .count({ n: '*' })
+      .first();
+    return Number(r?.n ?? 0);
+  },
+
+  /** Takes up to `limit` deliveries that wait for a free slot of the endpoint. */
+  async takeWaiting(tx: Tx, endpointId: number, limit: number, now: string): Promise<number[]> {
+    const ids: number[] = (
+      await tx('webhook_deliveries')
+        .where({ endpoint_id: endpointId, waiting: true })
+        .orderBy('id')
+        .limit(limit)
+        .pluck('id')
+    ).map(Number);
+    if (ids.length)
+      await tx('webhook_deliveries').whereIn('id', ids).update({ waiting: false, updated_at: now });
+    return ids;
+  },
+
+  /** The endpoint was disabled or deleted: nothing more is sent (attempts under way finish). */
+  cancelOpen(tx: Tx, endpointId: number, now: string): Promise<number> {
+    return tx('webhook_deliveries')
+      .where('endpoint_id', endpointId)
+      .whereIn('status', ['pending', 'failed'])
+      .update({
+        status: 'canceled',
+        next_attempt_at: null,
+        due_at: null,
+        waiting: false,
+        replays_pending: 0,
+        updated_at: now,
+      });
+  },
+
+  /** Deliveries that need a worker now: due attempts, replays, leases of dead workers. */
+  async due(tx: Tx, now: string, limit: number): Promise<number[]> {
+    const ids = await tx('webhook_deliveries')
+      .where('due_at', '<=', now)
+      .orderBy('due_at')
+      .limit(limit)
+      .pluck('id');
+    return ids.map(Number);
+  },
+
+  /** Deliveries of the endpoint whose event matches a replay request, oldest event first. */
+  async replayable(
+    tx: Tx,
+    endpointId: number,
+    f: ReplayFilters,
+    limit: number,
+  ): Promise<{ id: number; event_id: number }[]> {
+    const q = tx('webhook_deliveries as d')
+      .join('events as e', 'e.id', 'd.event_id')
+      .where('d.endpoint_id', endpointId)
+      .where('e.created_at', '>=', f.since)
+      .where('e.created_at', '<', f.until);
+    if (f.eventIds) q.whereIn('d.event_id', f.eventIds);
+    if (f.eventTypes) q.whereIn('d.event_type', f.eventTypes);
+    if (f.occurredAfter !== undefined) q.where('e.created_at', '>=', f.occurredAfter);
+    if (f.occurredBefore !== undefined) q.where('e.created_at', '<', f.occurredBefore);
+    const rows = await q.orderBy('d.event_id').limit(limit).select('d.id', 'd.event_id');
+    return rows.map((r: any) => ({ id: Number(r.id), event_id: Number(r.event_id) }));
+  },
+
+  // ---- attempts ----
+
+  insertAttempt(tx: Tx, row: Record<string, unknown>): Promise<number> {
+    return insertId(tx, 'webhook_attempts', row);
+  },
+
+  async attempt(tx: Tx, deliveryId: number, number: number): Promise<Attempt | null> {
+    const r = await firstRow(
+      tx,
+      'SELECT * FROM webhook_attempts WHERE delivery_id = ? AND number = ?',
+      [deliveryId, number],
+    );
+    return r ? mapAttempt(r) : null;
+  },
+
+  /** The last attempt of each delivery given (a page of the list). */
+  async lastAttempts(tx: Tx, deliveries: Delivery[]): Promise<Map<number, Attempt>> {
+    const tried = deliveries.filter((d) => d.attemptsCount > 0);
+    const out = new Map<number, Attempt>();
+    if (tried.length === 0) return out;
+    const last = new Map(tried.map((d) => [d.id, d.attemptsCount]));
+    const rows = await tx('webhook_attempts')
+      .whereIn(
+        'delivery_id',
+        tried.map((d) => d.id),
+      )
+      .select('*');
+    for (const r of rows) {
+      const a = mapAttempt(r);
+      if (last.get(a.deliveryId) === a.number) out.set(a.deliveryId, a);
+    }
+    return out;
+  },
+};

@@ -1,0 +1,137 @@
+// Webhook endpoints (table `webhook_endpoints`) and their signing secrets (`webhook_secrets`,
+// sealed with SECRETS_KEY). Every function takes the caller's `tx`.
+import type { Tx } from '../../db/engine.ts';
+import { isPostgres } from '../../db/engine.ts';
+import { insertId } from '../../db/dialect.ts';
+import { firstRow } from '../../db/statements.ts';
+
+export type EndpointStatus = 'enabled' | 'disabled';
+
+export interface Endpoint {
+  id: number;
+  accountId: number;
+  url: string;
+  description: string | null;
+  /** Event types it receives; `*` means every public type. */
+  eventTypes: string[];
+  payloadVersion: string;
+  status: EndpointStatus;
+  disabledReason: string | null;
+  revision: string;
+  createdAt: string;
+  updatedAt: string;
+  deletedAt: string | null;
+}
+
+const map = (r: any): Endpoint => ({
+  id: Number(r.id),
+  accountId: Number(r.account_id),
+  url: r.url,
+  description: r.description,
+  eventTypes: JSON.parse(r.event_types),
+  payloadVersion: r.payload_version,
+  status: r.status,
+  disabledReason: r.disabled_reason,
+  revision: r.revision,
+  createdAt: r.created_at,
+  updatedAt: r.updated_at,
+  deletedAt: r.deleted_at,
+});
+
+export const endpointsRepo = {
+  map,
+
+  insert(tx: Tx, row: Record<string, unknown>): Promise<number> {
+    return insertId(tx, 'webhook_endpoints', row);
+  },
+
+  /** An endpoint of the account, not deleted. */
+  async get(tx: Tx, accountId: number, id: number): Promise<Endpoint | null> {
+    const r = await firstRow(
+      tx,
+      'SELECT * FROM webhook_endpoints WHERE account_id = ? AND id = ? AND deleted_at IS NULL',
+      [accountId, id],
+    );
+    return r ? map(r) : null;
+  },
+
+  /** Any endpoint, deleted or not (deliveries in flight). */
+  async byId(tx: Tx, id: number): Promise<Endpoint | null> {
+    const r = await firstRow(tx, 'SELECT * FROM webhook_endpoints WHERE id = ?', [id]);
+    return r ? map(r) : null;
+  },
+
+  /**
+   * PostgreSQL: locks the endpoint's row until the transaction ends, so claims and finishes of
+   * its deliveries take turns (its concurrency limit holds across instances). SQLite runs
+   * transactions one at a time anyway.
+   */
+  async lock(tx: Tx, id: number): Promise<void> {
+    if (isPostgres(tx))
+      await tx.raw('SELECT id FROM webhook_endpoints WHERE id = ? FOR NO KEY UPDATE', [id]);
+  },
+
+  listQuery(tx: Tx, accountId: number, status: string | undefined) {
+    const q = tx('webhook_endpoints').where('account_id', accountId).whereNull('deleted_at');
+    if (status !== undefined) q.where('status', status);
+    return q.select('*');
+  },
+
+  /** Cheap test on every recorded event: most accounts have no endpoint. */
+  async anyEnabled(tx: Tx, accountId: number): Promise<boolean> {
+    const r = await firstRow(
+      tx,
+      "SELECT 1 AS x FROM webhook_endpoints WHERE account_id = ? AND status = 'enabled' AND deleted_at IS NULL LIMIT 1",
+      [accountId],
+    );
+    return r !== undefined;
+  },
+
+  async enabled(tx: Tx, accountId: number): Promise<Endpoint[]> {
+    const rows = await tx('webhook_endpoints')
+      .where({ account_id: accountId, status: 'enabled' })
+      .whereNull('deleted_at')
+      .orderBy('id')
+      .select('*');
+    return rows.map(map);
+  },
+
+  /** With `revision`, only that revision is overwritten (If-Match made atomic). */
+  update(tx: Tx, id: number, changes: Record<string, unknown>, revision?: string) {
+    const q = tx('webhook_endpoints').where('id', id).whereNull('deleted_at');
+    if (revision !== undefined) q.where('revision', revision);
+    return q.update(changes);
+  },
+
+  // ---- secrets ----
+
+  insertSecret(tx: Tx, endpointId: number, sealed: string, now: string): Promise<number> {
+    return insertId(tx, 'webhook_secrets', {
+      endpoint_id: endpointId,
+      sealed,
+      created_at: now,
+      expires_at: null,
+    });
+  },
+
+  /** Secrets that still sign at `now`: the current one and those in a rotation overlap. */
+  activeSecrets(
+    tx: Tx,
+    endpointId: number,
+    now: string,
+  ): Promise<{ id: number; sealed: string }[]> {
+    return tx('webhook_secrets')
+      .where('endpoint_id', endpointId)
+      .where((q) => q.whereNull('expires_at').orWhere('expires_at', '>', now))
+      .orderBy('id', 'desc')
+      .select('id', 'sealed');
+  },
+
+  /** Every secret still signing after `until` stops then (a rotation's overlap). */
+  expireSecrets(tx: Tx, endpointId: number, until: string): Promise<number> {
+    return tx('webhook_secrets')
+      .where('endpoint_id', endpointId)
+      .where((q) => q.whereNull('expires_at').orWhere('expires_at', '>', until))
+      .update({ expires_at: until });
+  },
+};

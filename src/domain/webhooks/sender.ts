@@ -1,0 +1,170 @@
+// One HTTP attempt of a webhook delivery. The name is resolved here, each address checked, and the
+// connection made to the checked address (with the original Host header and TLS server name), so
+// the address checked is the address reached. Redirects are not followed; success is a 2xx within
+// the timeout; the response excerpt keeps at most 1 KiB, with anything that looks like a secret
+// or token masked.
+import dns from 'node:dns/promises';
+import http from 'node:http';
+import https from 'node:https';
+import net from 'node:net';
+import type { Clock } from '../../clock.ts';
+import { hostOf, isPrivateAddress } from './targets.ts';
+
+export const TIMEOUT_MS = 15_000;
+export const EXCERPT_BYTES = 1024;
+/** Read a little more than is kept, so a secret cut by the 1 KiB limit is still recognized. */
+const READ_BYTES = 4096;
+
+export interface SendResult {
+  httpStatus: number | null;
+  durationMs: number;
+  startedAt: string;
+  finishedAt: string;
+  responseExcerpt: string | null;
+  transportError: string | null;
+}
+
+export type Lookup = (host: string) => Promise<{ address: string; family: number }[]>;
+
+const MASK = '[masked]';
+const SECRET_KEYS =
+  '(?:secret|token|password|passwd|pwd|api[_-]?key|apikey|authorization|signature|access[_-]?key|private[_-]?key|session|cookie|credential)';
+
+/** Masks values that look like secrets or tokens: known prefixes, bearer values, JWTs, key=value. */
+export function maskSecrets(text: string): string {
+  return (
+    text
+      .replace(/\b(whsec|sch_live|sch_test|sk_live|sk_test)_[A-Za-z0-9+/=_-]+/g, `$1_${MASK}`)
+      .replace(/\b(Bearer|Basic)\s+[A-Za-z0-9._~+/=-]+/gi, `$1 ${MASK}`)
+      .replace(/\beyJ[A-Za-z0-9_-]+\.[A-Za-z0-9_-]+(?:\.[A-Za-z0-9_-]*)?/g, MASK)
+      // "api_key": "value" (also cut short at the end of the excerpt)
+      .replace(
+        new RegExp(`("[^"]*${SECRET_KEYS}[^"]*"\\s*:\\s*)"(?:[^"\\\\]|\\\\.)*("|$)`, 'gi'),
+        `$1"${MASK}$2`,
+      )
+      // api_key=value, token: value
+      .replace(
+        new RegExp(
+          `(\\b[\\w-]*${SECRET_KEYS}[\\w-]*\\s*[=:]\\s*)(?!"|\\[masked\\])[^\\s&,;"'<]+`,
+          'gi',
+        ),
+        `$1${MASK}`,
+      )
+      // Long runs of letters and digits (hex or base64 keys), when they mix both.
+      .replace(/[A-Za-z0-9+/_=-]{32,}/g, (m) => (/\d/.test(m) && /[A-Za-z]/.test(m) ? MASK : m))
+  );
+}
+
+/** At most `EXCERPT_BYTES` of UTF-8, never ending in half a character. */
+export function excerpt(raw: Buffer): string {
+  const masked = Buffer.from(maskSecrets(raw.toString('utf8')), 'utf8');
+  if (masked.length <= EXCERPT_BYTES) return masked.toString('utf8');
+  return masked
+    .subarray(0, EXCERPT_BYTES)
+    .toString('utf8')
+    .replace(/\uFFFD+$/, '');
+}
+
+function describe(err: unknown, timedOut: boolean): string {
+  if (timedOut) return `timeout: no response within ${TIMEOUT_MS / 1000} s`;
+  const e = err as NodeJS.ErrnoException;
+  const text = `${e?.code ?? 'error'}: ${e?.message ?? String(err)}`;
+  return text.slice(0, 500);
+}
+
+export class WebhookSender {
+  /** Replaceable in tests (a name that resolves to an internal address). */
+  lookup: Lookup = (host) => dns.lookup(host, { all: true, verbatim: true });
+
+  constructor(
+    private readonly clock: Clock,
+    private readonly allowPrivate: boolean,
+    private readonly timeoutMs = TIMEOUT_MS,
+  ) {}
+
+  async send(target: string, headers: Record<string, string>, body: string): Promise<SendResult> {
+    const started = performance.now();
+    const startedAt = this.clock.now().toISOString();
+    const done = (r: Partial<SendResult>): SendResult => ({
+      httpStatus: null,
+      responseExcerpt: null,
+      transportError: null,
+      ...r,
+      durationMs: Math.round(performance.now() - started),
+      startedAt,
+      finishedAt: this.clock.now().toISOString(),
+    });
+    const url = new URL(target);
+    const host = hostOf(url);
+    let address: { address: string; family: number };
+    try {
+      const found = net.isIP(host)
+        ? [{ address: host, family: net.isIP(host) }]
+        : await this.lookup(host);
+      if (found.length === 0) return done({ transportError: `dns: ${host} has no address` });
+      if (!this.allowPrivate && found.some((a) => isPrivateAddress(a.address)))
+        return done({
+          transportError: `private_address: ${host} resolves to a private, loopback or link-local address`,
+        });
+      address = found[0]!;
+    } catch (err) {
+      return done({ transportError: describe(err, false).replace(/^/, 'dns: ') });
+    }
+    const signal = AbortSignal.timeout(this.timeoutMs);
+    try {
+      const { status, raw } = await this.request(url, address, headers, body, signal);
+      return done({ httpStatus: status, responseExcerpt: raw.length ? excerpt(raw) : null });
+    } catch (err) {
+      return done({ transportError: describe(err, signal.aborted) });
+    }
+  }
+
+  private request(
+    url: URL,
+    to: { address: string; family: number },
+    headers: Record<string, string>,
+    body: string,
+    signal: AbortSignal,
+  ): Promise<{ status: number; raw: Buffer }> {
+    const secure = url.protocol === 'https:';
+    const host = hostOf(url);
+    const payload = Buffer.from(body, 'utf8');
+    return new Promise((resolve, reject) => {
+      const req = (secure ? https : http).request({
+        host: to.address,
+        family: to.family,
+        port: url.port || (secure ? 443 : 80),
+        path: url.pathname + url.search,
+        method: 'POST',
+        // SNI and certificate checks use the name, the socket the checked address.
+        servername: secure && !net.isIP(host) ? host : undefined,
+        agent: false,
+        signal,
+        headers: {
+          ...headers,
+          host: url.host,
+          'content-type': 'application/json',
+          'content-length': String(payload.length),
+          'user-agent': 'SchoolPlatform-Webhooks/1',
+        },
+      });
+      req.on('error', reject);
+      req.on('response', (res) => {
+        const chunks: Buffer[] = [];
+        let size = 0;
+        const finish = () => {
+          res.destroy();
+          resolve({ status: res.statusCode ?? 0, raw: Buffer.concat(chunks) });
+        };
+        res.on('data', (chunk: Buffer) => {
+          chunks.push(chunk);
+          size += chunk.length;
+          if (size >= READ_BYTES) finish();
+        });
+        res.on('end', finish);
+        res.on('error', () => finish());
+      });
+      req.end(payload);
+    });
+  }
+}

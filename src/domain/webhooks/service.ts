@@ -1,0 +1,206 @@
+// Webhook endpoints (destinations): register (the signing secret is shown once), change, disable,
+// delete, rotate the secret with an overlap. Their deliveries are read and replayed through
+// ./deliveries.ts and carried out by ./dispatcher.ts.
+import type { Clock } from '../../clock.ts';
+import { HOUR } from '../../clock.ts';
+import type { Db, Tx } from '../../db/engine.ts';
+import { inTransaction } from '../../db/tx.ts';
+import { filtersHash, type CursorCodec } from '../../db/cursor.ts';
+import { paginate, type PageResult } from '../../db/paginate.ts';
+import { AppError, type ErrorDetail } from '../../errors.ts';
+import { seal } from '../../secrets-key.ts';
+import type { EventCatalog } from '../events/catalog.ts';
+import { newRevision } from '../shared/ids.ts';
+import { assertRevision } from '../shared/revision.ts';
+import { deliveriesRepo } from './deliveries-repo.ts';
+import { secretContext } from './schedule.ts';
+import { endpointsRepo as repo, type Endpoint, type EndpointStatus } from './repo.ts';
+import { newSigningSecret } from './signature.ts';
+import { checkTarget } from './targets.ts';
+
+const MAX_OVERLAP_HOURS = 72;
+
+export interface EndpointInput {
+  url: string;
+  description?: string | null;
+  event_types: string[];
+  payload_version?: string;
+}
+
+export interface EndpointChanges {
+  url?: string;
+  description?: string | null;
+  event_types?: string[];
+  status?: EndpointStatus;
+}
+
+const fieldError = (field: string, code: string, message: string) =>
+  new AppError('validation_failed', { details: [{ field, code, message }] });
+
+export class WebhooksService {
+  constructor(
+    private readonly db: Db,
+    private readonly clock: Clock,
+    private readonly cursors: CursorCodec,
+    private readonly secretsKey: Buffer,
+    private readonly catalog: EventCatalog,
+    private readonly allowPrivateTargets: boolean,
+  ) {}
+
+  /** Public catalog types, or `*`; each once. */
+  private eventTypes(types: string[]): string[] {
+    const known = new Set(this.catalog.publicTypes());
+    const bad: ErrorDetail[] = [];
+    types.forEach((t, i) => {
+      if (t !== '*' && !known.has(t))
+        bad.push({
+          field: `event_types.${i}`,
+          code: 'invalid_value',
+          message: `Not an event type of the catalog (GET /event-types): ${t}.`,
+        });
+    });
+    if (bad.length) throw new AppError('validation_failed', { details: bad });
+    return [...new Set(types)];
+  }
+
+  async get(accountId: number, id: number | null, tx: Tx = this.db): Promise<Endpoint> {
+    const e = id === null ? null : await repo.get(tx, accountId, id);
+    if (!e) throw new AppError('not_found');
+    return e;
+  }
+
+  async list(
+    accountId: number,
+    q: { status?: EndpointStatus; limit?: number; cursor?: string },
+  ): Promise<PageResult<Endpoint>> {
+    const page = await paginate<Record<string, unknown>>(
+      repo.listQuery(this.db, accountId, q.status),
+      this.cursors,
+      {
+        scope: `webhooks:${accountId}`,
+        sortName: '-created_at',
+        sort: [{ column: 'id', desc: true }],
+        filters: filtersHash({ status: q.status }),
+        limit: q.limit ?? 50,
+        cursor: q.cursor,
+      },
+    );
+    return { rows: page.rows.map(repo.map), page: page.page };
+  }
+
+  /** Registers an endpoint; its signing secret is returned here and never again. */
+  async create(
+    accountId: number,
+    input: EndpointInput,
+    opts: { tx?: Tx } = {},
+  ): Promise<{ endpoint: Endpoint; secret: string }> {
+    const url = checkTarget(input.url, this.allowPrivateTargets);
+    const eventTypes = this.eventTypes(input.event_types);
+    const versions = this.catalog.versions();
+    const payloadVersion = input.payload_version ?? versions[versions.length - 1] ?? '1';
+    if (!versions.includes(payloadVersion))
+      throw fieldError('payload_version', 'invalid_value', `One of: ${versions.join(', ')}.`);
+    const now = this.clock.now().toISOString();
+    const secret = newSigningSecret();
+    return inTransaction(this.db, opts.tx, async (tx) => {
+      const id = await repo.insert(tx, {
+        account_id: accountId,
+        url,
+        description: input.description?.trim() || null,
+        event_types: JSON.stringify(eventTypes),
+        payload_version: payloadVersion,
+        status: 'enabled',
+        disabled_reason: null,
+        revision: newRevision(),
+        created_at: now,
+        updated_at: now,
+      });
+      await repo.insertSecret(tx, id, seal(this.secretsKey, secret, secretContext(id)), now);
+      return { endpoint: (await repo.get(tx, accountId, id))!, secret };
+    });
+  }
+
+  /** `payload_version` is pinned at registration. Disabling cancels what was waiting to be sent. */
+  async update(
+    accountId: number,
+    id: number | null,
+    input: EndpointChanges,
+    ifMatch: string | undefined,
+    opts: { tx?: Tx } = {},
+  ): Promise<Endpoint> {
+    const changes: Record<string, unknown> = {};
+    if (input.url !== undefined) changes.url = checkTarget(input.url, this.allowPrivateTargets);
+    if (input.event_types !== undefined)
+      changes.event_types = JSON.stringify(this.eventTypes(input.event_types));
+    if (input.description !== undefined) changes.description = input.description?.trim() || null;
+    if (input.status !== undefined) {
+      changes.status = input.status;
+      changes.disabled_reason = input.status === 'disabled' ? 'disabled_by_client' : null;
+    }
+    const now = this.clock.now().toISOString();
+    return inTransaction(this.db, opts.tx, async (tx) => {
+      const e = await this.get(accountId, id, tx);
+      assertRevision(ifMatch, e.revision);
+      // Re-disabling keeps the first reason (a 410 stays the reason an endpoint went quiet).
+      if (input.status === 'disabled' && e.status === 'disabled')
+        changes.disabled_reason = e.disabledReason;
+      Object.assign(changes, { revision: newRevision(), updated_at: now });
+      const guard = ifMatch === undefined ? undefined : e.revision;
+      if ((await repo.update(tx, e.id, changes, guard)) === 0)
+        throw new AppError(ifMatch === undefined ? 'not_found' : 'revision_mismatch');
+      if (input.status === 'disabled') await deliveriesRepo.cancelOpen(tx, e.id, now);
+      return (await repo.get(tx, accountId, e.id))!;
+    });
+  }
+
+  /** Deleted endpoints receive nothing more; their waiting deliveries are canceled. */
+  async remove(
+    accountId: number,
+    id: number | null,
+    ifMatch: string | undefined,
+    opts: { tx?: Tx } = {},
+  ): Promise<void> {
+    const now = this.clock.now().toISOString();
+    await inTransaction(this.db, opts.tx, async (tx) => {
+      const e = await this.get(accountId, id, tx);
+      assertRevision(ifMatch, e.revision);
+      const guard = ifMatch === undefined ? undefined : e.revision;
+      const hit = await repo.update(
+        tx,
+        e.id,
+        { status: 'disabled', deleted_at: now, revision: newRevision(), updated_at: now },
+        guard,
+      );
+      if (hit === 0) throw new AppError(ifMatch === undefined ? 'not_found' : 'revision_mismatch');
+      await deliveriesRepo.cancelOpen(tx, e.id, now);
+    });
+  }
+
+  /**
+   * A new signing secret, returned once. The previous ones keep signing for `overlapHours`
+   * (default 24, at most 72): meanwhile every delivery carries one signature per active secret.
+   */
+  async rotateSecret(
+    accountId: number,
+    id: number | null,
+    overlapHours = 24,
+    opts: { tx?: Tx } = {},
+  ): Promise<{ secret: string; previousExpiresAt: string }> {
+    if (!Number.isInteger(overlapHours) || overlapHours < 0 || overlapHours > MAX_OVERLAP_HOURS)
+      throw fieldError('overlap_hours', 'too_large', `At most ${MAX_OVERLAP_HOURS}.`);
+    const now = this.clock.now();
+    const until = new Date(now.getTime() + overlapHours * HOUR).toISOString();
+    const secret = newSigningSecret();
+    return inTransaction(this.db, opts.tx, async (tx) => {
+      const e = await this.get(accountId, id, tx);
+      await repo.expireSecrets(tx, e.id, until);
+      await repo.insertSecret(
+        tx,
+        e.id,
+        seal(this.secretsKey, secret, secretContext(e.id)),
+        now.toISOString(),
+      );
+      return { secret, previousExpiresAt: until };
+    });
+  }
+}

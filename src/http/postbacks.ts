@@ -1,0 +1,61 @@
+// Gateway postbacks, outside /api/v3 and its contract: POST /postbacks/{delivery_id}. The
+// delivery's secret (header X-Postback-Secret) authenticates the call before its body is read; a
+// wrong or missing one is 401 and nothing is recorded. Answers 200 with a small JSON, errors in
+// the v3 envelope (gateways only look at the status: anything but 2xx is retried later).
+import type { Context, Middleware } from 'koa';
+import { AppError } from '../errors.ts';
+import { negotiateLocale } from '../i18n/messages.ts';
+import type { RateLimits } from '../domain/ratelimit.ts';
+import type { PostbacksService } from '../domain/sales/postbacks.ts';
+import { parseJson, readBody } from './body.ts';
+import { renderError, toAppError } from './v3/render.ts';
+
+const PATH = /^\/postbacks\/([^/]+)$/;
+
+export interface PostbackDeps {
+  postbacks: PostbacksService;
+  rateLimits: RateLimits;
+  onError: (err: unknown, ctx: Context) => void;
+}
+
+export function postbackRoutes(deps: PostbackDeps): Middleware {
+  async function handle(ctx: Context, deliveryId: string): Promise<void> {
+    if (ctx.method !== 'POST')
+      throw new AppError('method_not_allowed', { headers: { Allow: 'POST' } });
+    await deps.rateLimits.consume('source', ctx.ip || 'unknown');
+    const delivery = await deps.postbacks.authenticate(
+      deliveryId,
+      ctx.get('x-postback-secret') || undefined,
+    );
+    if (!/^application\/json\s*(;|$)/i.test(ctx.get('content-type')))
+      throw new AppError('unsupported_media_type');
+    const outcome = await deps.postbacks.receive(delivery, parseJson(await readBody(ctx.req)));
+    ctx.status = 200;
+    ctx.type = 'application/json';
+    ctx.body =
+      outcome.kind === 'ignored'
+        ? { received: true, ignored: outcome.reason }
+        : {
+            received: true,
+            duplicate: outcome.duplicate,
+            transaction: {
+              id: String(outcome.transaction.id),
+              status: outcome.transaction.status,
+              error: outcome.transaction.error,
+            },
+          };
+  }
+
+  return async function postbacks(ctx, next) {
+    const m = PATH.exec(ctx.path);
+    if (!m) return next();
+    ctx.state.route = '/postbacks/:delivery_id';
+    try {
+      await handle(ctx, decodeURIComponent(m[1]!));
+    } catch (err) {
+      const e = err instanceof URIError ? new AppError('not_found') : toAppError(err);
+      if (e.code === 'internal_error') deps.onError(err, ctx);
+      renderError(ctx, e, negotiateLocale(ctx.get('accept-language')));
+    }
+  };
+}

@@ -1,0 +1,11 @@
+// Preloaded into worker processes by tests (`node --import tsx --import ./test/helpers/slow-items.ts`):
+// each users.upsert item takes SLOW_ITEM_MS longer, so a test can stop the worker mid-batch
+// whatever the machine's speed. Production code has no such hook.
+import { UsersService } from '../../src/domain/users/service.ts';
+
+const delay = Number(process.env.SLOW_ITEM_MS ?? 0);
+const original = UsersService.prototype.upsertByEmail;
+UsersService.prototype.upsertByEmail = async function (this: UsersService, ...args) {
+  await new Promise((resolve) => setTimeout(resolve, delay));
+  return original.apply(this, args);
+};

@@ -1,0 +1,397 @@
+// Webhook deliveries to real receivers on 127.0.0.1: Standard Webhooks signatures checked with
+// the `standardwebhooks` package, the retry schedule on the test clock (5 s ... 10 h, then dead),
+// masked excerpts, 410 Gone, cancellation, secret rotation overlaps, replays, and a slow endpoint
+// that delays nobody else.
+import { suite } from 'uvu';
+import * as assert from 'uvu/assert';
+import { Webhook } from 'standardwebhooks';
+import { DAY, HOUR } from '../../src/clock.ts';
+import { PER_ENDPOINT, RETRY_MS, WINDOW_MS } from '../../src/domain/webhooks/schedule.ts';
+import { boot, newKey, type Booted } from '../helpers/app.ts';
+import { waitFor } from '../helpers/operations.ts';
+import { startReceiver, type Answer, type Received } from '../helpers/receiver.ts';
+import { advance, createUser, createWebhook, deliveries, settle } from '../helpers/webhooks.ts';
+
+const W = '/api/v3/webhooks';
+const signatures = (r: Received) => String(r.headers['webhook-signature']).split(' ');
+const headersOf = (r: Received) => ({
+  'webhook-id': String(r.headers['webhook-id']),
+  'webhook-timestamp': String(r.headers['webhook-timestamp']),
+  'webhook-signature': String(r.headers['webhook-signature']),
+});
+/** The signature `secret` makes for this request (the package's own HMAC). */
+const expected = (secret: string, r: Received) =>
+  new Webhook(secret).sign(
+    String(r.headers['webhook-id']),
+    new Date(Number(r.headers['webhook-timestamp']) * 1000),
+    r.body,
+  );
+
+const t = suite<{ b: Booted }>('v3 webhooks: deliveries');
+t.before(async (ctx) => {
+  ctx.b = await boot({ env: { WEBHOOK_ALLOW_PRIVATE_TARGETS: 'true' } });
+  await ctx.b.app.startWorkers();
+});
+t.after(async (ctx) => ctx.b.close());
+
+/** A receiver and an endpoint for one test; both go at its end. */
+async function endpoint(
+  b: Booted,
+  respond: (r: Received, n: number) => Answer | Promise<Answer>,
+  body = {},
+) {
+  const rcv = await startReceiver(respond);
+  const hook = await createWebhook(b, rcv.url, body);
+  return {
+    rcv,
+    ...hook,
+    async close() {
+      await b.api('DELETE', `${W}/${hook.id}`);
+      await rcv.close();
+    },
+  };
+}
+
+t('a delivery is signed (Standard Webhooks) and carries the event as recorded', async ({ b }) => {
+  const e = await endpoint(b, () => ({ status: 204 }));
+  const other = await endpoint(b, () => ({ status: 200 }), { event_types: ['tag.assigned'] });
+  try {
+    const user = await createUser(b);
+    const [r] = await e.rcv.waitFor(1);
+    const verified = new Webhook(e.secret).verify(r!.body, headersOf(r!)) as any;
+    assert.is(verified.type, 'user.created');
+    assert.is(verified.data.user.id, user.id);
+    assert.is(r!.headers['content-type'], 'application/json');
+    assert.throws(() => new Webhook(other.secret).verify(r!.body, headersOf(r!)));
+    const event = await b.api('GET', `/api/v3/events/${verified.id}`);
+    assert.is(r!.body, JSON.stringify(event.body.data), 'the envelope, byte for byte');
+    assert.is(r!.headers['webhook-id'], `evt_${verified.id}`);
+
+    const [d] = await settle(b, e.id, (l) => l[0]?.status === 'delivered');
+    assert.equal(
+      [d.event_id, d.event_type, d.attempts_count, d.next_attempt_at, d.url],
+      [verified.id, 'user.created', 1, null, e.rcv.url],
+    );
+    assert.is(Date.parse(d.deadline_at) - Date.parse(d.created_at), WINDOW_MS);
+    assert.equal(
+      [d.last_attempt.number, d.last_attempt.origin, d.last_attempt.http_status],
+      [1, 'automatic', 204],
+    );
+    const one = await b.api('GET', `${W}/${e.id}/deliveries/${d.id}`);
+    assert.equal(one.body.data, d);
+    const attempt = await b.api('GET', `${W}/${e.id}/deliveries/${d.id}/attempts/1`);
+    assert.equal(attempt.body.data, d.last_attempt);
+    assert.is((await b.api('GET', `${W}/${e.id}/deliveries/${d.id}/attempts/2`)).status, 404);
+    assert.is((await b.api('GET', `${W}/${other.id}/deliveries/${d.id}`)).status, 404);
+    assert.equal(await deliveries(b, other.id), [], 'not subscribed to user.created');
+  } finally {
+    await e.close();
+    await other.close();
+  }
+});
+
+t('deliveries list: filters, sort and cursor', async ({ b }) => {
+  const e = await endpoint(b, () => ({ status: 200 }));
+  try {
+    const users = [await createUser(b), await createUser(b), await createUser(b)];
+    const all = await settle(
+      b,
+      e.id,
+      (l) => l.length === 3 && l.every((d) => d.status === 'delivered'),
+    );
+    assert.equal(
+      all.map((d) => d.id),
+      [...all].sort((x, y) => +y.id - +x.id).map((d) => d.id),
+      'newest first',
+    );
+    const asc = await deliveries(b, e.id, '&sort=created_at');
+    assert.equal(
+      asc.map((d) => d.id),
+      [...all].reverse().map((d) => d.id),
+    );
+    const page1 = await b.api('GET', `${W}/${e.id}/deliveries?limit=2`);
+    assert.is(page1.body.data.length, 2);
+    const next = encodeURIComponent(page1.body.page.next_cursor);
+    const page2 = await b.api('GET', `${W}/${e.id}/deliveries?limit=2&cursor=${next}`);
+    assert.equal(
+      page2.body.data.map((d: any) => d.id),
+      [all[2].id],
+    );
+    assert.equal(await deliveries(b, e.id, '&status=failed'), []);
+    assert.is((await deliveries(b, e.id, '&status=delivered')).length, 3);
+    const byEvent = await deliveries(b, e.id, `&event_id=${all[1].event_id}`);
+    assert.equal(
+      byEvent.map((d) => d.id),
+      [all[1].id],
+    );
+    assert.equal(await deliveries(b, e.id, '&event_type=tag.removed'), []);
+    const after = encodeURIComponent(all[0].created_at);
+    const later = await deliveries(b, e.id, `&created_after=${after}`);
+    assert.ok(later.some((d) => d.id === all[0].id));
+    const before = await deliveries(
+      b,
+      e.id,
+      `&created_before=${encodeURIComponent(all[2].created_at)}`,
+    );
+    assert.not.ok(before.some((d) => d.id === all[2].id));
+    assert.is((await b.api('GET', `${W}/${e.id}/deliveries?status=lost`)).status, 422);
+    assert.is((await b.api('GET', `${W}/${e.id}/deliveries?limit=201`)).status, 422);
+    assert.is(users.length, 3);
+  } finally {
+    await e.close();
+  }
+});
+
+t(
+  'failures are retried at 5 s, 5 min, 30 min, 2 h, 5 h, 10 h, 10 h, then the delivery is dead',
+  async ({ b }) => {
+    const e = await endpoint(b, () => ({ status: 500, body: 'down' }));
+    try {
+      await createUser(b);
+      let [d] = await settle(b, e.id, (l) => l[0]?.attempts_count === 1);
+      const created = Date.parse(d.created_at);
+      assert.is(d.status, 'failed');
+      assert.is(Date.parse(d.next_attempt_at), created + RETRY_MS[0]!);
+      let offset = 0;
+      for (let k = 0; k < RETRY_MS.length; k++) {
+        offset += RETRY_MS[k]!;
+        // Not yet: half a minute before the retry is due, nothing happens. (The test clock
+        // also moves with real time, so the margin is wide; the 5 s retry has none to spare.)
+        const early = RETRY_MS[k]! >= 60_000 ? 30_000 : 0;
+        await advance(b, RETRY_MS[k]! - early);
+        if (early) {
+          assert.is((await deliveries(b, e.id))[0].attempts_count, k + 1);
+          await advance(b, early);
+        }
+        [d] = await settle(b, e.id, (l) => l[0]?.attempts_count === k + 2);
+        const last = k === RETRY_MS.length - 1;
+        assert.is(d.status, last ? 'dead' : 'failed');
+        const next = last ? null : created + offset + RETRY_MS[k + 1]!;
+        assert.is(d.next_attempt_at && Date.parse(d.next_attempt_at), next);
+      }
+      assert.is(Date.parse(d.deadline_at), created + WINDOW_MS);
+      assert.is(e.rcv.received.length, 8);
+      const attempts = [];
+      for (let n = 1; n <= 8; n++)
+        attempts.push(
+          (await b.api('GET', `${W}/${e.id}/deliveries/${d.id}/attempts/${n}`)).body.data,
+        );
+      assert.equal(
+        attempts.map((a) => [a.number, a.origin, a.http_status, a.response_excerpt]),
+        attempts.map((_, i) => [i + 1, 'automatic', 500, 'down']),
+      );
+      assert.is(attempts[7].next_attempt_at, null);
+      await advance(b, 10 * HOUR);
+      assert.is((await deliveries(b, e.id))[0].attempts_count, 8, 'nothing after dead');
+    } finally {
+      await e.close();
+    }
+  },
+);
+
+t('a retry that succeeds delivers; the excerpt is masked and at most 1 KiB', async ({ b }) => {
+  const leak =
+    '{"error":"down","api_key":"abcd1234secretvalue","auth":"Bearer eyJhbGciOi.eyJzdWIi.sig",' +
+    '"hook":"whsec_c2VjcmV0c2VjcmV0","id":"9f8e7d6c5b4a39281706f5e4d3c2b1a0ffee","pad":"' +
+    'é'.repeat(2000) +
+    '"}';
+  const e = await endpoint(b, (_r, n) => (n === 1 ? { status: 503, body: leak } : { status: 200 }));
+  try {
+    await createUser(b);
+    let [d] = await settle(b, e.id, (l) => l[0]?.attempts_count === 1);
+    const excerpt: string = d.last_attempt.response_excerpt;
+    assert.ok(Buffer.byteLength(excerpt) <= 1024, `${Buffer.byteLength(excerpt)} bytes`);
+    assert.ok(excerpt.startsWith('{"error":"down"'));
+    for (const secret of ['abcd1234secretvalue', 'eyJhbGciOi', 'c2VjcmV0c2VjcmV0', '9f8e7d6c5b4a'])
+      assert.not.ok(excerpt.includes(secret), secret);
+    assert.ok(excerpt.includes('[masked]'));
+    assert.not.ok(excerpt.endsWith('\uFFFD'), 'no half character');
+    await advance(b, RETRY_MS[0]!);
+    [d] = await settle(b, e.id, (l) => l[0]?.status === 'delivered');
+    assert.equal([d.attempts_count, d.next_attempt_at], [2, null]);
+    assert.is(d.delivered_at, d.last_attempt.finished_at);
+  } finally {
+    await e.close();
+  }
+});
+
+t('a 410 disables the endpoint and cancels its deliveries', async ({ b }) => {
+  const e = await endpoint(b, () => ({ status: 410 }));
+  try {
+    await createUser(b);
+    const [d] = await settle(b, e.id, (l) => l[0]?.attempts_count === 1);
+    assert.equal(
+      [d.status, d.last_attempt.http_status, d.next_attempt_at],
+      ['canceled', 410, null],
+    );
+    const w = await b.api('GET', `${W}/${e.id}`);
+    assert.equal([w.body.data.status, w.body.data.disabled_reason], ['disabled', 'endpoint_gone']);
+    await createUser(b);
+    assert.is((await deliveries(b, e.id)).length, 1, 'a disabled endpoint gets no deliveries');
+    await advance(b, RETRY_MS[0]!);
+    assert.is(e.rcv.received.length, 1);
+  } finally {
+    await e.close();
+  }
+});
+
+t('disabling an endpoint cancels its failed deliveries; nothing more is sent', async ({ b }) => {
+  const e = await endpoint(b, () => ({ status: 500 }));
+  try {
+    await createUser(b);
+    await settle(b, e.id, (l) => l[0]?.status === 'failed');
+    const res = await b.api('PATCH', `${W}/${e.id}`, { body: { status: 'disabled' } });
+    assert.is(res.status, 200);
+    const [d] = await deliveries(b, e.id);
+    assert.equal([d.status, d.next_attempt_at, d.attempts_count], ['canceled', null, 1]);
+    await advance(b, RETRY_MS[0]!);
+    assert.is(e.rcv.received.length, 1);
+  } finally {
+    await e.close();
+  }
+});
+
+t(
+  'secret rotation: one signature per active secret during the overlap, then only the new',
+  async ({ b }) => {
+    const e = await endpoint(b, () => ({ status: 200 }));
+    try {
+      const rotate = (body: object, key = newKey()) =>
+        b.api('POST', `${W}/${e.id}/secret-rotations`, { body, key });
+      const tooLong = await rotate({ overlap_hours: 73 });
+      assert.is(tooLong.status, 422);
+      const key = newKey();
+      const first = await rotate({}, key);
+      assert.is(first.status, 201);
+      const s2: string = first.body.data.secret;
+      assert.match(s2, /^whsec_/);
+      assert.is(first.body.data.object, 'webhook_secret_rotation');
+      const expires = Date.parse(first.body.data.previous_secret_expires_at);
+      const now = b.clock.now().getTime();
+      assert.ok(expires > now + 24 * HOUR - 60_000 && expires <= now + 24 * HOUR, 'default 24 h');
+      const replay = await rotate({}, key);
+      assert.is(replay.status, 409);
+      assert.is(replay.body.error.code, 'secret_not_replayable');
+      const second = await rotate({ overlap_hours: 1 });
+      const s3: string = second.body.data.secret;
+
+      await createUser(b);
+      const [r1] = await e.rcv.waitFor(1);
+      assert.is(signatures(r1!).length, 3, 'the first secret, the second and the new one');
+      // Compared with the package's own signatures: earlier tests moved the clock, so the
+      // timestamps are hours ahead of the wall clock its verify() checks them against.
+      for (const secret of [e.secret, s2, s3])
+        assert.ok(signatures(r1!).includes(expected(secret, r1!)));
+
+      // One hour later the overlap is over: the new secret alone signs.
+      b.clock.advance(HOUR + 1000);
+      await createUser(b);
+      const [, r2] = await e.rcv.waitFor(2);
+      assert.equal(signatures(r2!), [expected(s3, r2!)]);
+      assert.not.ok(signatures(r2!).includes(expected(e.secret, r2!)));
+      assert.not.ok(signatures(r2!).includes(expected(s2, r2!)));
+    } finally {
+      await e.close();
+    }
+  },
+);
+
+t('a slow endpoint holds at most its own slots and delays no other endpoint', async ({ b }) => {
+  let release!: () => void;
+  const gate = new Promise<void>((r) => (release = r));
+  const slow = await endpoint(b, () => gate.then(() => ({ status: 200 })), {
+    event_types: ['user.created'],
+  });
+  const fast = await endpoint(b, () => ({ status: 200 }), { event_types: ['user.created'] });
+  try {
+    for (let i = 0; i < PER_ENDPOINT + 2; i++) await createUser(b);
+    const n = PER_ENDPOINT + 2;
+    await settle(b, fast.id, (l) => l.length === n && l.every((d) => d.status === 'delivered'));
+    const held = await settle(
+      b,
+      slow.id,
+      (l) => l.filter((d) => d.status === 'in_progress').length === PER_ENDPOINT,
+    );
+    assert.is(held.filter((d) => d.status === 'pending').length, 2, 'the rest wait their turn');
+    await slow.rcv.waitFor(PER_ENDPOINT);
+    assert.is(slow.rcv.received.length, PER_ENDPOINT);
+    release();
+    await settle(b, slow.id, (l) => l.length === n && l.every((d) => d.status === 'delivered'));
+    assert.is(slow.rcv.received.length, n);
+  } finally {
+    release();
+    await slow.close();
+    await fast.close();
+  }
+});
+
+t(
+  'replays add attempts (origin replay) to the existing deliveries, as an operation',
+  async ({ b }) => {
+    // Not `*`: the replay operation's own operation.finished would be delivered too.
+    const e = await endpoint(b, () => ({ status: 200 }), { event_types: ['user.created'] });
+    try {
+      await createUser(b);
+      await createUser(b);
+      await createUser(b);
+      const before = await settle(
+        b,
+        e.id,
+        (l) => l.length === 3 && l.every((d) => d.status === 'delivered'),
+      );
+      const replay = (body: object) =>
+        b.api('POST', `${W}/${e.id}/replays`, { body, key: newKey() });
+
+      const none = await replay({ event_types: ['tag.removed'] });
+      assert.is(none.status, 422);
+      assert.is(none.body.error.code, 'domain_rule_violation');
+      assert.is(none.body.error.details[0].reason, 'no_matching_events');
+
+      const res = await replay({});
+      assert.is(res.status, 202);
+      const op = res.body.data;
+      assert.equal([op.type, op.progress.total], ['webhook.replay', 3]);
+      assert.is(res.headers.get('location'), `/api/v3/operations/${op.id}`);
+      assert.is((await waitFor(b, op.id)).status, 'succeeded');
+      const items = await b.api('GET', `/api/v3/operations/${op.id}/items`);
+      assert.equal(
+        items.body.data.map((i: any) => i.key).sort(),
+        before.map((d) => d.event_id).sort(),
+      );
+      const after = await settle(b, e.id, (l) => l.every((d) => d.attempts_count === 2));
+      assert.is(after.length, 3, 'no new delivery');
+      assert.ok(after.every((d) => d.last_attempt.origin === 'replay' && d.status === 'delivered'));
+      await e.rcv.waitFor(6);
+      const ids = e.rcv.received.map((r) => r.headers['webhook-id']);
+      assert.equal(ids.slice(3).sort(), ids.slice(0, 3).sort(), 'the same events, as recorded');
+      for (const r of e.rcv.received.slice(3)) {
+        const original = e.rcv.received.find(
+          (o) => o.headers['webhook-id'] === r.headers['webhook-id'],
+        );
+        assert.is(r.body, original!.body);
+      }
+
+      const one = await replay({ event_ids: [before[0].event_id] });
+      assert.is(one.body.data.progress.total, 1);
+      await waitFor(b, one.body.data.id);
+      await settle(b, e.id, (l) => l.find((d) => d.id === before[0].id)?.attempts_count === 3);
+
+      const disabled = await b.api('PATCH', `${W}/${e.id}`, { body: { status: 'disabled' } });
+      assert.is(disabled.status, 200);
+      const refused = await replay({});
+      assert.is(refused.status, 409);
+      assert.is(refused.body.error.code, 'state_conflict');
+      await b.api('PATCH', `${W}/${e.id}`, { body: { status: 'enabled' } });
+
+      // Past the 30-day retention nothing qualifies.
+      b.clock.advance(31 * DAY);
+      const gone = await replay({});
+      assert.is(gone.status, 422);
+      assert.is(gone.body.error.details[0].reason, 'no_matching_events');
+    } finally {
+      await e.close();
+    }
+  },
+);
+
+t.run();
