@@ -1,103 +1,38 @@
 // `npm start` as operators run it: a real process on an empty database prints the demo secrets
 // once (never through the logger), a restart prints none, and SIGTERM drains in-flight requests
 // before exiting 0. Runs on SQLite, and on PostgreSQL in a database of its own.
-import { spawn, type ChildProcess } from 'node:child_process';
 import fs from 'node:fs';
 import http from 'node:http';
 import os from 'node:os';
 import path from 'node:path';
-import readline from 'node:readline';
 import { suite } from 'uvu';
 import * as assert from 'uvu/assert';
 import type { TestDatabase } from '../helpers/app.ts';
 import { processDatabase } from '../cli/database.ts';
+import { startProcess, type Proc } from './processes.ts';
 
-const ROOT = path.resolve(import.meta.dirname, '../..');
-
-interface Server {
-  proc: ChildProcess;
-  /** Every stdout line, parsed when it is JSON. */
-  lines: { raw: string; json: any }[];
-  stderr: string;
+interface Server extends Proc {
   port: number;
   url: string;
-  exited: Promise<number | null>;
-  waitFor(test: (json: any) => boolean, ms?: number): Promise<any>;
 }
 
 async function start(database: TestDatabase, filesDir: string): Promise<Server> {
-  // `node --import tsx` is what `npx tsx` runs; spawning node itself means SIGTERM reaches the
-  // server, not a wrapper.
-  const proc = spawn(process.execPath, ['--import', 'tsx', 'src/main.ts'], {
-    cwd: ROOT,
-    env: {
-      ...process.env,
-      DATABASE_URL: database.url,
-      HOST: '127.0.0.1',
-      PORT: '0',
-      LOG_LEVEL: 'info',
-      WORKERS: '0',
-      FILES_DIR: filesDir,
-    },
-    stdio: ['ignore', 'pipe', 'pipe'],
+  const proc = startProcess('src/main.ts', {
+    DATABASE_URL: database.url,
+    HOST: '127.0.0.1',
+    PORT: '0',
+    LOG_LEVEL: 'info',
+    WORKERS: '0',
+    FILES_DIR: filesDir,
   });
-  const lines: Server['lines'] = [];
-  const waiters = new Set<() => void>();
-  readline.createInterface({ input: proc.stdout! }).on('line', (raw) => {
-    let json: any;
-    try {
-      json = JSON.parse(raw);
-    } catch {
-      json = undefined;
-    }
-    lines.push({ raw, json });
-    for (const w of waiters) w();
+  const listening = await proc.waitFor((j) => j.msg === 'School Platform API listening', 30_000);
+  return Object.assign(proc, {
+    port: listening.port as number,
+    url: `http://127.0.0.1:${listening.port}`,
   });
-  let stderr = '';
-  proc.stderr!.on('data', (c: Buffer) => (stderr += c.toString()));
-  const exited = new Promise<number | null>((resolve) => proc.on('exit', (code) => resolve(code)));
-
-  const server: Server = {
-    proc,
-    lines,
-    get stderr() {
-      return stderr;
-    },
-    port: 0,
-    url: '',
-    exited,
-    waitFor(test, ms = 30_000) {
-      return new Promise((resolve, reject) => {
-        const check = () => {
-          const hit = lines.find((l) => l.json && test(l.json));
-          if (!hit) return;
-          cleanup();
-          resolve(hit.json);
-        };
-        const timer = setTimeout(() => {
-          cleanup();
-          reject(new Error(`timed out; stdout:\n${lines.map((l) => l.raw).join('\n')}\n${stderr}`));
-        }, ms);
-        const cleanup = () => {
-          clearTimeout(timer);
-          waiters.delete(check);
-        };
-        waiters.add(check);
-        exited.then(() => setTimeout(check, 50));
-        check();
-      });
-    },
-  };
-  const listening = await server.waitFor((j) => j.msg === 'School Platform API listening');
-  server.port = listening.port;
-  server.url = `http://127.0.0.1:${listening.port}`;
-  return server;
 }
 
-async function stop(server: Server): Promise<number | null> {
-  if (server.proc.exitCode === null) server.proc.kill('SIGTERM');
-  return server.exited;
-}
+const stop = (server: Server) => server.stop();
 
 const logLines = (s: Server) => s.lines.filter((l) => l.json && 'level' in l.json);
 const demoOf = (s: Server) => s.lines.filter((l) => l.json?.v3_credential_secret !== undefined);
