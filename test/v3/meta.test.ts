@@ -1,6 +1,10 @@
 import { suite } from 'uvu';
 import * as assert from 'uvu/assert';
 import { boot, type Booted } from '../helpers/app.ts';
+import { release } from '../../generated/operations.ts';
+
+// The release the contract names (spec/openapi.yaml info.version, set by `npm run release`).
+const RELEASE = '3.4.0';
 
 const t = suite<{ b: Booted }>('meta');
 t.before(async (ctx) => {
@@ -12,8 +16,9 @@ t('every response carries X-Request-Id and X-Service-Release', async ({ b }) => 
   const res = await b.api('GET', '/api/v3/capabilities');
   assert.is(res.status, 200);
   assert.match(res.headers.get('x-request-id')!, /^req_[0-9a-f]{24}$/);
-  assert.is(res.headers.get('x-service-release'), '3.3.2');
-  assert.equal(res.body, { data: { object: 'capabilities', release: '3.3.2', deprecations: [] } });
+  assert.is(release, RELEASE);
+  assert.is(res.headers.get('x-service-release'), RELEASE);
+  assert.equal(res.body, { data: { object: 'capabilities', release: RELEASE, deprecations: [] } });
 });
 
 t('error request_id equals X-Request-Id', async ({ b }) => {
@@ -28,7 +33,7 @@ t('GET /openapi.json serves the contract as served', async ({ b }) => {
   const res = await b.api('GET', '/api/v3/openapi.json');
   assert.is(res.status, 200);
   assert.is(res.body.openapi, '3.1.0');
-  assert.is(res.body.info.version, '3.3.2');
+  assert.is(res.body.info.version, RELEASE);
   assert.ok(res.body.paths['/users']);
   assert.ok(Array.isArray(res.body['x-tagGroups']));
 });
