@@ -12,6 +12,10 @@
 //                 on PostgreSQL too when one is configured (BENCH_DATABASE_URL)
 //   6. jobs       bench/job-latency.ts: the job engine's enqueue-to-start latency, SQLite (and
 //                 PostgreSQL)
+// and once per run (not per round), each in its own process:
+//   7. webhooks   bench/webhooks.ts: event-to-delivery latency and deliveries/s to a local receiver
+//   8. v1pages    bench/v1-pages.ts: GET /api/v1/usuario walked over 100,000 students, last page
+//                 against first
 // A run is BENCH_ROUNDS rounds; it prints each round, the median round of each phase, the
 // app/reference ratios (the median of each round's ratio: a shared virtual machine's speed drifts
 // by tens of percent within minutes, and phases measured side by side drift together) and
@@ -30,7 +34,7 @@
 //   BENCH_WARMUP            warm-up seconds per load phase, not measured (default 2)
 //   BENCH_BATCHES           measured batches per round and engine, after one warm-up batch (default 3)
 //   BENCH_JOBS              jobs per round and engine in the jobs phase, after 20 warm-up (default 200)
-//   BENCH_ONLY              comma-separated subset of: routing, reference (= reference-get and
+//   BENCH_ONLY              comma-separated subset of: routing, webhooks, v1pages, reference (= reference-get and
 //                           reference-post), reference-get, get, reference-post, post, batch, jobs
 //   BENCH_DATABASE_URL      a postgres:// URL: the batch and jobs phases also run on PostgreSQL, each
 //                           child in a fresh schema `bench_<random>` (dropped afterwards, with the
@@ -82,10 +86,12 @@ const PHASES = [
   'post',
   'batch',
   'jobs',
+  'webhooks',
+  'v1pages',
 ] as const;
 type PhaseName = (typeof PHASES)[number];
 const ONLY = new Set<PhaseName>(
-  (process.env.BENCH_ONLY || 'routing,reference,get,post,batch,jobs')
+  (process.env.BENCH_ONLY || 'routing,reference,get,post,batch,jobs,webhooks,v1pages')
     .split(',')
     .map((s) => s.trim())
     .filter(Boolean)
@@ -774,6 +780,93 @@ async function jobsPhase(engine: Engine): Promise<JobLatency> {
 }
 
 // ---------------------------------------------------------------------------------------------
+// Once per run, each in its own process (bench/webhooks.ts, bench/v1-pages.ts): webhook deliveries
+// to a local receiver (event-to-delivery latency, burst throughput) and GET /api/v1/usuario walked
+// page by page over 100,000 students (the last page must cost what the first does: keyset pages).
+
+async function childJson(script: string, args: string[], timeoutMs = 600_000): Promise<any> {
+  const child = spawn(
+    process.execPath,
+    ['--import', 'tsx', path.join(root, 'bench', script), ...args],
+    {
+      cwd: root,
+      stdio: ['ignore', 'pipe', 'inherit'],
+    },
+  );
+  let out = '';
+  child.stdout!.setEncoding('utf8').on('data', (d: string) => (out += d));
+  const timer = setTimeout(() => child.kill('SIGKILL'), timeoutMs);
+  const code = await new Promise<number | null>((resolve) => child.on('exit', resolve));
+  clearTimeout(timer);
+  const last = out.trim().split('\n').pop() ?? '';
+  if (code !== 0 || !last.startsWith('{'))
+    throw new Error(`bench/${script} exited with code ${code}: ${last}`);
+  return JSON.parse(last);
+}
+
+const TARGET_WEBHOOKS_PER_S = 1000;
+const TARGET_V1_LAST_OVER_FIRST = 1.5;
+
+async function extras(): Promise<string[][]> {
+  const targets: string[][] = [];
+  const where = (e: Engine) => (e === 'postgres' ? PG_URL! : 'sqlite');
+  if (ONLY.has('webhooks')) {
+    const rows: string[][] = [['engine', 'events', 'p50 ms', 'p99 ms', 'burst deliveries/s']];
+    for (const e of ENGINES) {
+      process.stderr.write(`  webhooks (${engineName(e)})...\n`);
+      const r = await childJson('webhooks.ts', [where(e), '200', '1000']);
+      rows.push([
+        engineName(e),
+        fmt(r.latency.events),
+        fmt(r.latency.p50, 2),
+        fmt(r.latency.p99, 2),
+        fmt(r.burst.perSecond),
+      ]);
+      if (e === 'sqlite')
+        targets.push([
+          'webhook deliveries/s to one local receiver, SQLite',
+          fmt(r.burst.perSecond),
+          `>= ${fmt(TARGET_WEBHOOKS_PER_S)}`,
+          verdict(r.burst.perSecond >= TARGET_WEBHOOKS_PER_S, true),
+        ]);
+    }
+    console.log(
+      '\nWebhooks (bench/webhooks.ts): event-to-delivery latency, then a burst of 1,000 events to one endpoint',
+    );
+    console.log(table(rows));
+  }
+  if (ONLY.has('v1pages')) {
+    const rows: string[][] = [
+      ['engine', 'students', 'pages', 'walk ms', 'first page ms', 'last page ms', 'last/first'],
+    ];
+    for (const e of ENGINES) {
+      process.stderr.write(`  v1 pages (${engineName(e)}): 100,000 students...\n`);
+      const r = await childJson('v1-pages.ts', [where(e), '100000']);
+      rows.push([
+        engineName(e),
+        fmt(r.students),
+        fmt(r.pages),
+        fmt(r.walkMs),
+        fmt(r.firstPageMs, 2),
+        fmt(r.lastPageMs, 2),
+        fmt(r.lastOverFirst, 2),
+      ]);
+      targets.push([
+        `GET /api/v1/usuario last page vs first, ${engineName(e)}`,
+        fmt(r.lastOverFirst, 2),
+        `<= ${TARGET_V1_LAST_OVER_FIRST}`,
+        verdict(r.lastOverFirst <= TARGET_V1_LAST_OVER_FIRST, true),
+      ]);
+    }
+    console.log(
+      '\nv1 pages (bench/v1-pages.ts): GET /api/v1/usuario, 150 students a page, keyset cursors',
+    );
+    console.log(table(rows));
+  }
+  return targets;
+}
+
+// ---------------------------------------------------------------------------------------------
 // Routing check: V3Router.find on a deep path, real catalog vs. ~500 more operations.
 
 interface RoutingResult {
@@ -1230,6 +1323,11 @@ async function main(): Promise<void> {
     if (ONLY.has('jobs')) for (const e of ENGINES) add(jobs, e, await jobsPhase(e));
   }
   report(routing, rounds, batches, jobs);
+  const more = await extras();
+  if (more.length) {
+    console.log('\nTargets of the once-per-run phases');
+    console.log(table([['target', 'measured', 'goal', 'result'], ...more]));
+  }
   const phases = new Map([...rounds].map(([key, results]) => [key, medianRound(results)]));
   if (process.env.BENCH_JSON) {
     const out = {
