@@ -16,6 +16,7 @@
 //   7. webhooks   bench/webhooks.ts: event-to-delivery latency and deliveries/s to a local receiver
 //   8. v1pages    bench/v1-pages.ts: GET /api/v1/usuario walked over 100,000 students, last page
 //                 against first
+//   9. audit      bench/audit-bytes.ts: bytes of audit trail kept per request
 // A run is BENCH_ROUNDS rounds; it prints each round, the median round of each phase, the
 // app/reference ratios (the median of each round's ratio: a shared virtual machine's speed drifts
 // by tens of percent within minutes, and phases measured side by side drift together) and
@@ -88,10 +89,11 @@ const PHASES = [
   'jobs',
   'webhooks',
   'v1pages',
+  'audit',
 ] as const;
 type PhaseName = (typeof PHASES)[number];
 const ONLY = new Set<PhaseName>(
-  (process.env.BENCH_ONLY || 'routing,reference,get,post,batch,jobs,webhooks,v1pages')
+  (process.env.BENCH_ONLY || 'routing,reference,get,post,batch,jobs,webhooks,v1pages,audit')
     .split(',')
     .map((s) => s.trim())
     .filter(Boolean)
@@ -861,6 +863,16 @@ async function extras(): Promise<string[][]> {
     console.log(
       '\nv1 pages (bench/v1-pages.ts): GET /api/v1/usuario, 150 students a page, keyset cursors',
     );
+    console.log(table(rows));
+  }
+  if (ONLY.has('audit')) {
+    const rows: string[][] = [['engine', 'requests', 'audit bytes', 'bytes per request kept']];
+    for (const e of ENGINES) {
+      process.stderr.write(`  audit bytes (${engineName(e)})...\n`);
+      const r = await childJson('audit-bytes.ts', [where(e), '4000']);
+      rows.push([engineName(e), fmt(r.requests), fmt(r.bytes), fmt(r.perRequest)]);
+    }
+    console.log('\nDisk kept per request (bench/audit-bytes.ts): the audit table with its indexes');
     console.log(table(rows));
   }
   return targets;
