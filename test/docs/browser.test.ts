@@ -2,24 +2,10 @@
 // reference renders the v3 operations from what this server alone serves (no request leaves its
 // origin, nothing breaks the page's Content-Security-Policy). Without /usr/bin/chromium the test
 // says so loudly and passes; the rest of the suite does not depend on it.
-import fs from 'node:fs';
-import os from 'node:os';
-import path from 'node:path';
 import { suite } from 'uvu';
 import * as assert from 'uvu/assert';
 import { boot, type Booted } from '../helpers/app.ts';
-
-const CHROMIUM = '/usr/bin/chromium';
-const ARGS = [
-  '--headless',
-  '--no-sandbox',
-  '--disable-gpu',
-  '--disable-quic',
-  '--no-first-run',
-  '--disable-background-networking',
-  '--disable-component-update',
-  '--disable-sync',
-];
+import { withBrowser } from '../helpers/browser.ts';
 
 const t = suite<{ b: Booted }>('reference page in a browser');
 t.before(async (ctx) => {
@@ -28,21 +14,7 @@ t.before(async (ctx) => {
 t.after(async (ctx) => ctx.b.close());
 
 t('/docs renders the v3 operations from local assets (headless Chromium)', async ({ b }) => {
-  if (!fs.existsSync(CHROMIUM)) {
-    console.log(
-      `\n${'!'.repeat(78)}\n!! SKIPPED: browser test: ${CHROMIUM} is missing (apt-get install -y chromium)\n${'!'.repeat(78)}\n`,
-    );
-    return;
-  }
-  const { chromium } = await import('playwright-core');
-  const profile = fs.mkdtempSync(path.join(os.tmpdir(), 'school-chromium-'));
-  const context = await chromium.launchPersistentContext(profile, {
-    executablePath: CHROMIUM,
-    headless: true,
-    args: ARGS,
-    timeout: 60_000,
-  });
-  try {
+  await withBrowser({}, async (context) => {
     const page = context.pages()[0] ?? (await context.newPage());
     const requested: string[] = [];
     const problems: string[] = [];
@@ -69,10 +41,7 @@ t('/docs renders the v3 operations from local assets (headless Chromium)', async
     const elsewhere = requested.filter((u) => !u.startsWith(b.url + '/') && !u.startsWith('data:'));
     assert.equal(elsewhere, [], 'every request stays on this server');
     assert.equal(problems, []);
-  } finally {
-    await context.close();
-    fs.rmSync(profile, { recursive: true, force: true });
-  }
+  });
 });
 
 t.run();

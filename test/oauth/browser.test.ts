@@ -1,14 +1,12 @@
 // A real browser (Debian's Chromium, headless, driven by playwright-core): sign in, two-factor,
 // approve, and land on a callback served by this test on 127.0.0.1. Without /usr/bin/chromium
 // the test says so loudly and passes; the rest of the suite does not depend on it.
-import fs from 'node:fs';
 import http from 'node:http';
-import os from 'node:os';
-import path from 'node:path';
 import { suite } from 'uvu';
 import * as assert from 'uvu/assert';
 import * as oauth from 'oauth4webapi';
 import type { Booted } from '../helpers/app.ts';
+import { withBrowser } from '../helpers/browser.ts';
 import {
   CLIENT,
   INSECURE,
@@ -20,18 +18,6 @@ import {
   setupAdmin,
   totp,
 } from './helpers.ts';
-
-const CHROMIUM = '/usr/bin/chromium';
-const ARGS = [
-  '--headless',
-  '--no-sandbox',
-  '--disable-gpu',
-  '--disable-quic',
-  '--no-first-run',
-  '--disable-background-networking',
-  '--disable-component-update',
-  '--disable-sync',
-];
 
 const t = suite<{ b: Booted }>('oauth browser');
 t.before(async (ctx) => {
@@ -56,25 +42,10 @@ async function callbackServer() {
 }
 
 t('sign in, two-factor, approve, callback (headless Chromium)', async ({ b }) => {
-  if (!fs.existsSync(CHROMIUM)) {
-    console.log(
-      `\n${'!'.repeat(78)}\n!! SKIPPED: browser test: ${CHROMIUM} is missing (apt-get install -y chromium)\n${'!'.repeat(78)}\n`,
-    );
-    return;
-  }
-  const { chromium } = await import('playwright-core');
   const admin = await setupAdmin(b);
   const cb = await callbackServer();
   const p = await newPkce(`http://127.0.0.1:${cb.port}/callback`);
-  const profile = fs.mkdtempSync(path.join(os.tmpdir(), 'school-chromium-'));
-  const context = await chromium.launchPersistentContext(profile, {
-    executablePath: CHROMIUM,
-    headless: true,
-    args: ARGS,
-    locale: 'pt-BR',
-    timeout: 60_000,
-  });
-  try {
+  await withBrowser({ locale: 'pt-BR' }, async (context) => {
     const page = context.pages()[0] ?? (await context.newPage());
     await page.goto(b.url + authorizePath(p));
     assert.match(new URL(page.url()).pathname, /^\/admin\/sign-in$/);
@@ -122,11 +93,7 @@ t('sign in, two-factor, approve, callback (headless Chromium)', async ({ b }) =>
     );
     assert.is(me.status, 200);
     assert.is(me.body.data.human.admin_id, String(admin.adminId));
-  } finally {
-    await context.close();
-    cb.server.close();
-    fs.rmSync(profile, { recursive: true, force: true });
-  }
+  }).finally(() => cb.server.close());
 });
 
 t.run();
