@@ -54,3 +54,11 @@ export async function migrate(db: Db): Promise<void> {
 
 /** Migrations this code knows, for the readiness check (src/http/health.ts). */
 export const migrationNames = (): string[] => Object.keys(migrations).sort();
+
+/** The migrations this release knows that the database has not applied (readiness checks). */
+export async function pendingMigrations(db: Db): Promise<string[]> {
+  const applied = new Set(
+    ((await db('knex_migrations').select('name')) as { name: string }[]).map((r) => r.name),
+  );
+  return migrationNames().filter((n) => !applied.has(n));
+}

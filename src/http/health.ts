@@ -7,7 +7,7 @@
 //   503 names the failing parts; the reasons behind them go to the log, not to the caller.
 import type { Middleware } from 'koa';
 import type { Db } from '../db/engine.ts';
-import { migrationNames } from '../db/migrate.ts';
+import { pendingMigrations } from '../db/migrate.ts';
 import type { JobEngine } from '../jobs/types.ts';
 import type { Logger } from '../log.ts';
 
@@ -33,16 +33,10 @@ function withTimeout<T>(p: Promise<T>): Promise<T | 'timeout'> {
 }
 
 export function health(deps: HealthDeps): Middleware {
-  const known = migrationNames();
-
   async function database(log: Logger): Promise<{ database: Check; migrations: Check }> {
     try {
-      const applied = await withTimeout(
-        deps.db('knex_migrations').select('name') as Promise<{ name: string }[]>,
-      );
-      if (applied === 'timeout') return { database: 'timeout', migrations: 'failed' };
-      const names = new Set(applied.map((r) => r.name));
-      const pending = known.filter((n) => !names.has(n));
+      const pending = await withTimeout(pendingMigrations(deps.db));
+      if (pending === 'timeout') return { database: 'timeout', migrations: 'failed' };
       if (pending.length) log.warn({ pending }, 'readiness: migrations not applied');
       return { database: 'ok', migrations: pending.length ? 'pending' : 'ok' };
     } catch (err) {
