@@ -10,19 +10,8 @@
 // database: `sqlite` (a fresh file in a temporary folder) or a postgres:// URL. On PostgreSQL the
 // jobs run in the schema BENCH_JOBS_SCHEMA (made and dropped by the caller) or, without it, in a
 // `bench_<random>` schema made and dropped here (bench/pg-schema.ts).
-import crypto from 'node:crypto';
-import fs from 'node:fs';
-import os from 'node:os';
-import path from 'node:path';
-import { systemClock } from '../src/clock.ts';
-import { loadConfig } from '../src/config.ts';
-import { createDb } from '../src/db/knex.ts';
-import { migrate } from '../src/db/migrate.ts';
-import { closeSideConnections } from '../src/db/statements.ts';
 import { transaction } from '../src/db/tx.ts';
-import { createLogger } from '../src/log.ts';
-import { createServices } from '../src/services.ts';
-import { createBenchSchema, type BenchSchema } from './pg-schema.ts';
+import { benchServices } from './services.ts';
 
 const database = process.argv[2] ?? 'sqlite';
 const JOBS = Number(process.argv[3] ?? 200);
@@ -33,42 +22,14 @@ const WAIT_MS = 60_000;
 if (!Number.isInteger(JOBS) || JOBS < 1) throw new Error('jobs must be a positive integer');
 if (!Number.isFinite(GAP_MS) || GAP_MS < 0) throw new Error('gapMs must be >= 0');
 
-const postgres = database.startsWith('postgres://') || database.startsWith('postgresql://');
-if (!postgres && database !== 'sqlite')
-  throw new Error('database must be `sqlite` or a postgres:// URL');
-
 /** Wall-clock ms with sub-ms resolution (both ends are in this process). */
 const now = () => performance.timeOrigin + performance.now();
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 
-const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'school-bench-jobs-'));
-let own: BenchSchema | null = null;
-let schema: string | undefined;
-if (postgres) {
-  schema = process.env.BENCH_JOBS_SCHEMA || undefined;
-  if (!schema) {
-    own = await createBenchSchema(database);
-    schema = own.schema;
-  }
-}
-
-const config = loadConfig({
-  DATABASE_URL: postgres ? database : `sqlite:${path.join(dir, 'jobs.db')}`,
-  DATABASE_SCHEMA: schema,
-  FILES_DIR: path.join(dir, 'files'),
-  SECRETS_KEY: crypto.randomBytes(32).toString('base64url'),
-  LOG_LEVEL: 'silent',
+const { services, db, postgres, close } = await benchServices(database, 'jobs', {
+  schema: process.env.BENCH_JOBS_SCHEMA || undefined,
 });
-const db = createDb(config.databaseUrl, { schema: config.databaseSchema });
 try {
-  await migrate(db);
-  const services = await createServices({
-    config,
-    db,
-    clock: systemClock,
-    logger: createLogger('silent'),
-  });
-
   const latencies: number[] = [];
   let finished = 0;
   let failed: unknown = null;
@@ -116,9 +77,6 @@ try {
   };
   process.stdout.write(`${JSON.stringify(result)}\n`);
 } finally {
-  await db.destroy();
-  await closeSideConnections(db);
-  await own?.drop();
-  fs.rmSync(dir, { recursive: true, force: true });
+  await close();
 }
 process.exit(0);

@@ -8,22 +8,11 @@
 //   npx tsx bench/webhooks.ts [database=sqlite] [events=200] [burst=1000]
 // database: `sqlite` (a fresh file in a temporary folder) or a postgres:// URL (a `bench_<random>`
 // schema, made and dropped here).
-import crypto from 'node:crypto';
-import fs from 'node:fs';
 import http from 'node:http';
-import os from 'node:os';
-import path from 'node:path';
 import type { AddressInfo } from 'node:net';
-import { systemClock } from '../src/clock.ts';
-import { loadConfig } from '../src/config.ts';
-import { createDb } from '../src/db/knex.ts';
-import { migrate } from '../src/db/migrate.ts';
-import { closeSideConnections } from '../src/db/statements.ts';
 import { transaction } from '../src/db/tx.ts';
-import { createLogger } from '../src/log.ts';
-import { createServices } from '../src/services.ts';
+import { benchServices } from './services.ts';
 import { startWorkers } from '../src/tasks/index.ts';
-import { createBenchSchema, type BenchSchema } from './pg-schema.ts';
 
 const database = process.argv[2] ?? 'sqlite';
 const EVENTS = Number(process.argv[3] ?? 200);
@@ -31,9 +20,6 @@ const BURST = Number(process.argv[4] ?? 1000);
 const GAP_MS = 5;
 const WARMUP = 20;
 const WAIT_MS = 120_000;
-const postgres = database.startsWith('postgres://') || database.startsWith('postgresql://');
-if (!postgres && database !== 'sqlite')
-  throw new Error('database must be `sqlite` or a postgres:// URL');
 
 const now = () => performance.timeOrigin + performance.now();
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
@@ -54,26 +40,10 @@ const receiver = http.createServer((req, res) => {
 await new Promise<void>((r) => receiver.listen(0, '127.0.0.1', r));
 const url = `http://127.0.0.1:${(receiver.address() as AddressInfo).port}/hooks`;
 
-const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'school-bench-webhooks-'));
-let own: BenchSchema | null = null;
-if (postgres) own = await createBenchSchema(database);
-const config = loadConfig({
-  DATABASE_URL: postgres ? database : `sqlite:${path.join(dir, 'webhooks.db')}`,
-  DATABASE_SCHEMA: own?.schema,
-  FILES_DIR: path.join(dir, 'files'),
-  SECRETS_KEY: crypto.randomBytes(32).toString('base64url'),
-  LOG_LEVEL: 'silent',
-  WEBHOOK_ALLOW_PRIVATE_TARGETS: 'true',
+const { services, db, postgres, close } = await benchServices(database, 'webhooks', {
+  env: { WEBHOOK_ALLOW_PRIVATE_TARGETS: 'true' },
 });
-const db = createDb(config.databaseUrl, { schema: config.databaseSchema });
 try {
-  await migrate(db);
-  const services = await createServices({
-    config,
-    db,
-    clock: systemClock,
-    logger: createLogger('silent'),
-  });
   const { id: accountId } = await services.accounts.createAccount({ name: 'Bench school' });
   await services.webhooks.create(accountId, { url, event_types: ['*'] });
   await startWorkers(services);
@@ -135,10 +105,7 @@ try {
   await services.webhookDispatcher.drain();
   await services.events.close();
 } finally {
-  await db.destroy();
-  await closeSideConnections(db);
-  await own?.drop();
-  fs.rmSync(dir, { recursive: true, force: true });
+  await close();
   receiver.closeAllConnections();
   receiver.close();
 }
