@@ -10,7 +10,7 @@ import { loadConfig } from '../src/config.ts';
 import type { Db } from '../src/db/engine.ts';
 import { createDb } from '../src/db/knex.ts';
 import { migrate } from '../src/db/migrate.ts';
-import { closeSideConnections } from '../src/db/statements.ts';
+import { closeSideConnections } from '../src/db/reader.ts';
 import { createLogger } from '../src/log.ts';
 import { createServices, type Services } from '../src/services.ts';
 import { createBenchSchema, type BenchSchema } from './pg-schema.ts';

@@ -8,7 +8,7 @@ import type { Config } from './config.ts';
 import { systemClock, type Clock } from './clock.ts';
 import { createDb, type Db } from './db/knex.ts';
 import { migrate } from './db/migrate.ts';
-import { closeSideConnections } from './db/statements.ts';
+import { closeSideConnections } from './db/reader.ts';
 import { createLogger, type Logger } from './log.ts';
 import { createServices } from './services.ts';
 import { startWorkers } from './tasks/index.ts';

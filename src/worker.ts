@@ -5,7 +5,7 @@ import { systemClock } from './clock.ts';
 import { loadConfig } from './config.ts';
 import { createDb } from './db/knex.ts';
 import { migrate } from './db/migrate.ts';
-import { closeSideConnections } from './db/statements.ts';
+import { closeSideConnections } from './db/reader.ts';
 import { createLogger } from './log.ts';
 import { createServices } from './services.ts';
 import { startWorkers } from './tasks/index.ts';

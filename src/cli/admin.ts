@@ -7,7 +7,7 @@ import { loadConfig, type Config } from '../config.ts';
 import { isUniqueViolation } from '../db/dialect.ts';
 import { createDb, type Db } from '../db/knex.ts';
 import { migrate } from '../db/migrate.ts';
-import { closeSideConnections } from '../db/statements.ts';
+import { closeSideConnections } from '../db/reader.ts';
 import { createServices, type Services } from '../services.ts';
 import { createLogger } from '../log.ts';
 import { isAppError } from '../errors.ts';

@@ -3,7 +3,7 @@
 import fs from 'node:fs';
 import path from 'node:path';
 import knexFactory, { type Knex } from 'knex';
-import { attachSideConnections, hasSideConnections } from './statements.ts';
+import { attachSideConnections, hasSideConnections, trackWrites } from './reader.ts';
 
 export { isPostgres, type Db, type Tx } from './engine.ts';
 import type { Db } from './engine.ts';
@@ -84,6 +84,7 @@ export function createDb(url: string, options: DbOptions = {}): Db {
                 if (writer?.open) writer.pragma('wal_autocheckpoint = 1000');
               });
             }
+            trackWrites(db, conn);
           }
           done(null, conn);
         } catch (err) {

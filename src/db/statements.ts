@@ -1,100 +1,23 @@
 // Hot-path statements. knex recompiles every statement on every call (about 80-150 us per query on
 // SQLite); cached prepared statements run the same SQL in a few microseconds.
-// - Reads outside a transaction use a read-only better-sqlite3 connection: WAL lets it read beside
-//   knex's writer, and it sees every committed write. Its rows are kept until the next commit to
-//   the main file (see firstRow).
+// - Reads outside a transaction use the read connection and its kept rows (src/db/reader.ts).
 // - Everything else runs on the connection knex itself hands out (the transaction's connection
 //   inside one), taken and released through knex's pool, so it stays serialized with knex queries.
 // - On PostgreSQL the same portable `?` SQL goes through knex.
-import Database from 'better-sqlite3';
-import { Checkpointer } from './checkpoint.ts';
-import { isPostgres, type Db, type Tx } from './engine.ts';
-
-interface ReadConnection {
-  conn: Database.Database;
-  statements: Map<string, Database.Statement>;
-  checkpointers: Checkpointer[];
-  /** `PRAGMA data_version`: changes when another connection commits to the main file. */
-  version: Database.Statement;
-  /** Rows read at `seen`, by statement and parameters. */
-  rows: Map<string, unknown>;
-  seen: unknown;
-}
-
-/** Past this many remembered rows, they are all forgotten (a crude bound, rarely reached). */
-const MAX_CACHED_ROWS = 10_000;
-
-const readers = new WeakMap<object, ReadConnection>();
-
-/**
- * Gives a file-backed SQLite database its side connections (createDb calls this once the writer
- * has WAL on): the read connection to the main file, and for each file (the main one, then the
- * attached ones) a checkpointer that replaces the writer's automatic checkpoints.
- */
-export function attachSideConnections(
-  db: Db,
-  files: [main: string, ...others: string[]],
-  onCheckpointerFailure: (err: unknown) => void,
-): void {
-  const conn = new Database(files[0], { readonly: true, fileMustExist: false });
-  conn.pragma('busy_timeout = 5000');
-  const checkpointers = files.map((file) => new Checkpointer(file, onCheckpointerFailure));
-  const version = conn.prepare('PRAGMA data_version').pluck();
-  readers.set(db, {
-    conn,
-    statements: new Map(),
-    checkpointers,
-    version,
-    rows: new Map(),
-    seen: null,
-  });
-}
-
-export const hasSideConnections = (db: Db): boolean => readers.has(db);
-
-/**
- * Closes them, after db.destroy(): the checkpointer's connection is then the last one, so its
- * close makes the final checkpoint, and its handle on -shm is closed when no connection of this
- * process holds a lock there (see src/db/checkpoint.ts).
- */
-export async function closeSideConnections(db: Db): Promise<void> {
-  const side = readers.get(db);
-  if (!side) return;
-  readers.delete(db);
-  side.conn.close();
-  await Promise.all(side.checkpointers.map((c) => c.close()));
-}
+import type Database from 'better-sqlite3';
+import { isPostgres, type Tx } from './engine.ts';
+import { readCached } from './reader.ts';
 
 /** First row of a portable `?`-parameterized SELECT, or undefined. */
 export async function firstRow<T = Record<string, unknown>>(
   tx: Tx,
   sql: string,
   params: readonly unknown[],
+  /** `stable`: the statement reads only the credentials and accounts tables (src/db/reader.ts). */
+  options: { stable?: boolean } = {},
 ): Promise<T | undefined> {
-  const reader = readers.get(tx);
-  if (reader) {
-    // Outside any transaction: the read connection. Until something commits to the main file
-    // (the audit trail has its own), a statement with the same parameters reads the same row, so
-    // the row is kept: a GET no longer reads its credential and its record every time. Another
-    // process's commit (the admin CLI revoking a credential) changes data_version too.
-    const version = reader.version.get();
-    if (version !== reader.seen) {
-      reader.rows.clear();
-      reader.seen = version;
-    }
-    const cacheKey = sql + '\u0000' + JSON.stringify(params);
-    if (reader.rows.has(cacheKey)) return reader.rows.get(cacheKey) as T | undefined;
-    let stmt = reader.statements.get(sql);
-    if (!stmt) {
-      stmt = reader.conn.prepare(sql);
-      reader.statements.set(sql, stmt);
-    }
-    const row = stmt.get(...(params as unknown[])) as T | undefined;
-    if (reader.rows.size >= MAX_CACHED_ROWS) reader.rows.clear();
-    // Shared by every caller: frozen, so none can change what the next one gets.
-    reader.rows.set(cacheKey, row === undefined ? undefined : Object.freeze(row));
-    return row;
-  }
+  const cached = readCached(tx, sql, params, options.stable === true);
+  if (cached) return cached.row as T | undefined;
   if (!isPostgres(tx)) {
     return onConnection(
       tx,

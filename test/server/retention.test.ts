@@ -10,7 +10,7 @@ import * as assert from 'uvu/assert';
 import { DAY } from '../../src/clock.ts';
 import { createDb, type Db } from '../../src/db/knex.ts';
 import { migrate } from '../../src/db/migrate.ts';
-import { closeSideConnections } from '../../src/db/statements.ts';
+import { closeSideConnections } from '../../src/db/reader.ts';
 import { schedules, taskList } from '../../src/tasks/index.ts';
 import { boot, type Booted } from '../helpers/app.ts';
 

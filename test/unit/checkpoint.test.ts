@@ -8,7 +8,7 @@ import { test } from 'uvu';
 import * as assert from 'uvu/assert';
 import { Checkpointer } from '../../src/db/checkpoint.ts';
 import { createDb } from '../../src/db/knex.ts';
-import { closeSideConnections } from '../../src/db/statements.ts';
+import { closeSideConnections } from '../../src/db/reader.ts';
 
 /** mxFrame (last WAL frame) and nBackfill (frames copied to the database) from the -shm header. */
 function walState(file: string): { frames: number; backfilled: number } {

@@ -9,7 +9,7 @@ import Database from 'better-sqlite3';
 import { test } from 'uvu';
 import * as assert from 'uvu/assert';
 import { createDb, type Db } from '../../src/db/knex.ts';
-import { closeSideConnections } from '../../src/db/statements.ts';
+import { closeSideConnections } from '../../src/db/reader.ts';
 import { SqliteTransactions } from '../../src/db/sqlite-transactions.ts';
 
 async function withDb(fn: (db: Db, other: Database.Database) => Promise<void>) {

@@ -69,12 +69,14 @@ export const credentialsRepo = {
     tx: Tx,
     hash: string,
   ): Promise<{ credential: Credential; account: AccountInfo } | null> {
-    // Every v3 request runs this: a prepared statement on SQLite (see src/db/statements.ts).
+    // Every v3 request runs this: on SQLite a kept row, read again only after a write to the
+    // credentials or accounts tables (see src/db/reader.ts).
     const r = await firstRow<any>(
       tx,
       'SELECT c.*, a.sandbox AS account_sandbox, a.status AS account_status FROM credentials c ' +
         'JOIN accounts a ON a.id = c.account_id WHERE c.secret_hash = ?',
       [hash],
+      { stable: true },
     );
     if (!r) return null;
     return {
@@ -104,6 +106,7 @@ export const credentialsRepo = {
         "SUM(CASE WHEN status = 'expired' THEN 1 ELSE 0 END) AS expired, " +
         'MIN(expires_at) AS expires_at FROM chain',
       [issuerId],
+      { stable: true },
     );
     return {
       revoked: Number(r?.revoked ?? 0) > 0,
