@@ -5,6 +5,8 @@
 import { suite } from 'uvu';
 import * as assert from 'uvu/assert';
 import { boot, credentialWith, newKey, type Booted } from '../helpers/app.ts';
+import { smtpServer } from '../helpers/smtp.ts';
+import { EMAIL_MAX_ATTEMPTS } from '../../src/domain/outbox/service.ts';
 
 const t = suite<{ b: Booted }>('v3 Diamond automations');
 t.before(async (ctx) => {
@@ -290,6 +292,52 @@ t('processing attempts: 409 while the communication is still queued', async ({ b
     await idle.close();
   }
 });
+
+t(
+  'processing attempts: a communication still refused on its last try fails, and can be re-sent',
+  async () => {
+    // The job engine's tries are driven by hand here (its backoff runs on the database clock on
+    // PostgreSQL): the outbox job's work, on a try before the last and on the last one.
+    const server = await smtpServer();
+    server.reply = () => '451 4.3.0 Try again later';
+    const b = await boot({ env: { SMTP_URL: `smtp://127.0.0.1:${server.port}` } });
+    try {
+      const { base, email } = await setup(b);
+      const { outbox } = b.app.services;
+      const [queued] = await emailsTo(b, email);
+      const thrown = await outbox.send(queued!.id, 1).then(
+        () => null,
+        (err: Error) => err,
+      );
+      assert.match(String(thrown?.message), '451');
+      assert.is((await attempts(b, base))[0].status, 'queued', 'retried later');
+      assert.is(await outbox.send(queued!.id, EMAIL_MAX_ATTEMPTS), 'failed');
+      const [failed] = await attempts(b, base);
+      assert.is(failed.status, 'failed');
+      assert.is(failed.error.code, 'delivery_failed');
+      assert.match(failed.error.message, `gave up after ${EMAIL_MAX_ATTEMPTS} tries`);
+      assert.equal(failed.effects, { communication_sent: false, stage_confirmed: false });
+
+      server.reply = () => '250 OK';
+      const retry = await b.api('POST', `${base}/processing-attempts`, { key: newKey() });
+      assert.is(retry.status, 201);
+      assert.equal(
+        [retry.body.data.status, retry.body.data.selection],
+        ['queued', { mode: 'failed', rows: 1 }],
+      );
+      const [again] = await emailsTo(b, email);
+      assert.is(await outbox.send(again!.id, 1), 'sent');
+      assert.equal(
+        (await attempts(b, base)).map((a) => a.status),
+        ['failed', 'sent'],
+      );
+      assert.is(server.messages.length, 1);
+    } finally {
+      await b.close();
+      await server.close();
+    }
+  },
+);
 
 t('permissions: automations.read reads, automations.write changes', async ({ b }) => {
   const { base } = await setup(b);

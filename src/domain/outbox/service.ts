@@ -12,6 +12,11 @@ import { PermanentFailure, type Mailer } from './mailer.ts';
 import { outboxRepo as repo, type Email, type Recipient } from './repo.ts';
 
 export const SEND_EMAIL_TASK = 'email.send';
+/**
+ * Tries of one email (graphile-worker's default; with its backoff, exp(min(n, 10)) s, about four
+ * days, as mail servers keep a message). The last transient failure fails the email for good.
+ */
+export const EMAIL_MAX_ATTEMPTS = 25;
 
 export interface NewEmail {
   accountId: number;
@@ -46,16 +51,23 @@ export class OutboxService {
       attempts: 0,
       created_at: this.clock.now().toISOString(),
     });
-    await this.jobs.enqueue(tx, SEND_EMAIL_TASK, { email_id: id });
+    await this.jobs.enqueue(
+      tx,
+      SEND_EMAIL_TASK,
+      { email_id: id },
+      { maxAttempts: EMAIL_MAX_ATTEMPTS },
+    );
     return id;
   }
 
   /**
    * The job's work: sends a queued email (outside any transaction), then records the outcome.
-   * A transient failure is recorded and thrown, so the job engine retries with backoff; a
+   * A transient failure is recorded and thrown, so the job engine retries with backoff, except on
+   * the `attempt`th try when that is the last (EMAIL_MAX_ATTEMPTS): then the email fails (not
+   * left `queued` for ever, so a Diamond stage's communication can be re-sent on request). A
    * permanent SMTP refusal (5xx) fails the email and puts the address on the bounce list.
    */
-  async send(emailId: number): Promise<Email['status'] | null> {
+  async send(emailId: number, attempt = 1): Promise<Email['status'] | null> {
     const email = await repo.get(this.db, emailId);
     if (!email || email.status !== 'queued') return email?.status ?? null;
     const lower = email.to.toLowerCase();
@@ -75,8 +87,20 @@ export class OutboxService {
     } catch (err) {
       const message = (err as Error).message ?? String(err);
       if (!(err instanceof PermanentFailure)) {
-        await inTransaction(this.db, undefined, (tx) => repo.recordAttempt(tx, email.id, message));
-        throw err;
+        if (attempt < EMAIL_MAX_ATTEMPTS) {
+          await inTransaction(this.db, undefined, (tx) =>
+            repo.recordAttempt(tx, email.id, message),
+          );
+          throw err;
+        }
+        await inTransaction(this.db, undefined, (tx) =>
+          repo.settle(tx, email.id, {
+            status: 'failed',
+            attempts: email.attempts + 1,
+            error: `gave up after ${attempt} tries: ${message}`.slice(0, 500),
+          }),
+        );
+        return 'failed';
       }
       await inTransaction(this.db, undefined, async (tx) => {
         const now = this.clock.now().toISOString();
