@@ -13,6 +13,18 @@ const [mode = 'post', nArg = '5000', cArg = '10'] = process.argv.slice(2);
 const stats = new Map<string, { n: number; ns: bigint }>();
 // WAL frames each COMMIT appends, per file (the wal-index header's mxFrame, at byte 16 of -shm).
 const shms: { name: string; fd: number | null; frames: number }[] = [];
+// PROBE_PAGES=1: which pages (of which table or index) the main file's commits wrote.
+const pageCounts = new Map<number, number>();
+let walFd: number | null = null;
+const frameHeader = Buffer.alloc(4);
+function countPages(from: number, to: number) {
+  walFd ??= fs.openSync(path.join(dir, 'q.db-wal'), 'r');
+  for (let f = from + 1; f <= to; f++) {
+    fs.readSync(walFd, frameHeader, 0, 4, 32 + (f - 1) * (24 + 4096));
+    const page = frameHeader.readUInt32BE(0);
+    pageCounts.set(page, (pageCounts.get(page) ?? 0) + 1);
+  }
+}
 const header = Buffer.alloc(20);
 const mxFrame = (shm: (typeof shms)[number]) => {
   try {
@@ -34,7 +46,12 @@ for (const m of ['run', 'get', 'all'] as const) {
     try {
       return orig.apply(this, args);
     } finally {
-      if (commit) shms.forEach((shm, i) => (shm.frames += Math.max(0, mxFrame(shm) - before[i]!)));
+      if (commit)
+        shms.forEach((shm, i) => {
+          const after = mxFrame(shm);
+          shm.frames += Math.max(0, after - before[i]!);
+          if (i === 0 && process.env.PROBE_PAGES && after > before[i]!) countPages(before[i]!, after);
+        });
       const s = stats.get(this.source) ?? { n: 0, ns: 0n };
       s.n++;
       s.ns += process.hrtime.bigint() - t;
@@ -121,6 +138,21 @@ console.log(
       .map((shm) => `${path.basename(shm.name, '-shm')} ${(shm.frames / n).toFixed(2)}`)
       .join(', '),
 );
+if (process.env.PROBE_PAGES) {
+  const owner = new Map<number, string>();
+  const conn = new Database(path.join(dir, 'q.db'), { readonly: true });
+  for (const r of conn.prepare('SELECT name, pageno FROM dbstat').all() as any[])
+    owner.set(r.pageno, r.name);
+  const byName = new Map<string, number>();
+  for (const [page, count] of pageCounts) {
+    const name = owner.get(page) ?? (page === 1 ? 'page 1 (header)' : 'other (ptrmap, freelist)');
+    byName.set(name, (byName.get(name) ?? 0) + count);
+  }
+  console.log('main-file pages written per request, by table or index:');
+  for (const [name, count] of [...byName].sort((a, b) => b[1] - a[1]))
+    console.log(`  ${(count / n).toFixed(2).padStart(6)}  ${name}`);
+  conn.close();
+}
 for (const [sql, s] of [...stats].sort((a, b) => Number(b[1].ns - a[1].ns)).slice(0, 30))
   console.log(
     `${(Number(s.ns) / 1e3 / n).toFixed(1).padStart(7)} us/req ${(s.n / n).toFixed(2).padStart(5)}x  ${(Number(s.ns) / 1e3 / s.n).toFixed(1).padStart(6)} us each  ${sql.slice(0, 150).replace(/\s+/g, ' ')}`,

@@ -1,5 +1,5 @@
 import type { Db, Tx } from '../../db/knex.ts';
-import { transaction } from '../../db/tx.ts';
+import { purgeInIdOrder } from '../../db/purge.ts';
 import { insertMany } from '../../db/statements.ts';
 
 export interface AuditEntry {
@@ -45,19 +45,6 @@ export const auditRepo = {
     return insertMany(tx, 'audit_entries', entries.map(auditRow));
   },
 
-  /** The oldest entries after `afterId`, in id order (the primary key: no scan). */
-  oldest(tx: Tx, afterId: number, limit: number): Promise<{ id: number; created_at: string }[]> {
-    return tx('audit_entries')
-      .where('id', '>', afterId)
-      .orderBy('id')
-      .limit(limit)
-      .select('id', 'created_at');
-  },
-
-  deleteIds(tx: Tx, ids: number[]): Promise<number> {
-    return tx('audit_entries').whereIn('id', ids).delete();
-  },
-
   async get(tx: Tx, accountId: number, requestId: string): Promise<AuditEntry | null> {
     const r = await tx('audit_entries')
       .where({ request_id: requestId, account_id: accountId })
@@ -101,24 +88,9 @@ export class AuditService {
     readonly retentionDays = 90,
   ) {}
 
-  /**
-   * Deletes the entries created before `cutoff`, a chunk at a time in id order, so each delete is
-   * short (other requests' audit writes go on in between) and no index on created_at is needed on
-   * the hot write path. Ids follow creation, so the walk stops at the first chunk that holds a
-   * younger entry; an entry out of order (clocks of instances a few ms apart) goes at the next
-   * sweep. Returns the number deleted.
-   */
-  async purgeBefore(cutoff: string, chunk = 1000): Promise<number> {
-    let deleted = 0;
-    let after = 0;
-    for (;;) {
-      const rows = await auditRepo.oldest(this.db, after, chunk);
-      const old = rows.filter((r) => r.created_at < cutoff).map((r) => Number(r.id));
-      if (old.length)
-        deleted += await transaction(this.db as Db, (tx) => auditRepo.deleteIds(tx, old));
-      if (old.length < chunk) return deleted;
-      after = old[old.length - 1]!;
-    }
+  /** Deletes the entries created before `cutoff` (see purgeInIdOrder); returns how many. */
+  purgeBefore(cutoff: string, chunk = 1000): Promise<number> {
+    return purgeInIdOrder(this.db as Db, 'audit_entries', cutoff, chunk);
   }
 
   record(entry: AuditEntry): Promise<void> {

@@ -56,11 +56,4 @@ export const eventsRepo = {
     const r = await tx('events').max({ id: 'id' }).first();
     return Number(r?.id ?? 0);
   },
-
-  /** Deletes up to `limit` events created before `cutoff` (deliveries and attempts cascade). */
-  async purgeBefore(tx: Tx, cutoff: string, limit: number): Promise<number> {
-    const ids = await tx('events').where('created_at', '<', cutoff).limit(limit).pluck('id');
-    if (ids.length === 0) return 0;
-    return tx('events').whereIn('id', ids).delete();
-  },
 };

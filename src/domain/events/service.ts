@@ -6,6 +6,7 @@ import type { Clock } from '../../clock.ts';
 import { DAY } from '../../clock.ts';
 import type { Db, Tx } from '../../db/engine.ts';
 import { inTransaction } from '../../db/tx.ts';
+import { purgeInIdOrder } from '../../db/purge.ts';
 import { filtersHash, type CursorCodec } from '../../db/cursor.ts';
 import { paginate, type PageResult } from '../../db/paginate.ts';
 import { AppError } from '../../errors.ts';
@@ -153,15 +154,8 @@ export class EventsService implements EventRecorder {
 
   /** Deletes events past the 30-day retention, with their webhook deliveries and attempts. */
   async purgeExpired(): Promise<number> {
-    const cutoff = this.retainedSince();
-    let total = 0;
-    for (;;) {
-      const n = await inTransaction(this.db, undefined, (tx) =>
-        repo.purgeBefore(tx, cutoff, PURGE_CHUNK),
-      );
-      total += n;
-      if (n < PURGE_CHUNK) return total;
-    }
+    // Their webhook deliveries and attempts go with them (ON DELETE CASCADE).
+    return purgeInIdOrder(this.db, 'events', this.retainedSince(), PURGE_CHUNK);
   }
 
   close(): Promise<void> {

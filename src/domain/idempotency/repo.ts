@@ -132,10 +132,6 @@ export const idempotencyRepo = {
     );
   },
 
-  async purgeBefore(tx: Tx, cutoff: string): Promise<void> {
-    await tx('idempotency_keys').where('created_at', '<', cutoff).delete();
-  },
-
   async release(tx: Tx, credentialId: number, key: string, owner: string): Promise<void> {
     await tx('idempotency_keys')
       .where({ credential_id: credentialId, key, owner, state: 'in_progress' })

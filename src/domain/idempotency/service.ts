@@ -15,6 +15,7 @@ import { HOUR } from '../../clock.ts';
 import { AppError } from '../../errors.ts';
 import { idempotencyRepo as repo, type IdemRecord, type RecordedResponse } from './repo.ts';
 import { randomHex } from '../shared/ids.ts';
+import { purgeInIdOrder } from '../../db/purge.ts';
 
 export const KEY_PATTERN = /^[A-Za-z0-9._:-]{1,128}$/;
 const RETENTION_MS = 48 * HOUR;
@@ -171,7 +172,7 @@ export class IdempotencyService {
   /** Keys are forgotten after 48 h: the sweep.idempotency job deletes older records. */
   async purgeExpired(): Promise<void> {
     const cutoff = new Date(this.clock.now().getTime() - RETENTION_MS).toISOString();
-    await repo.purgeBefore(this.db, cutoff);
+    await purgeInIdOrder(this.db, 'idempotency_keys', cutoff);
   }
 
   /**

@@ -150,7 +150,7 @@ export class UsersService {
         document,
         free: Boolean(input.free),
         points: 0,
-        // The v1 "login_crstk": a bearer token for password-less sign-in, so it is random (220
+        // The v1 "login_crstk": a bearer token for password-less sign-in, so it is random (208
         // bits) after a time prefix that keeps its index's inserts at one edge.
         auto_login_token: timeOrderedToken(Date.parse(now)),
         utm: JSON.stringify(fullUtm(input.utm)),
