@@ -50,7 +50,8 @@ for (const m of ['run', 'get', 'all'] as const) {
         shms.forEach((shm, i) => {
           const after = mxFrame(shm);
           shm.frames += Math.max(0, after - before[i]!);
-          if (i === 0 && process.env.PROBE_PAGES && after > before[i]!) countPages(before[i]!, after);
+          if (i === 0 && process.env.PROBE_PAGES && after > before[i]!)
+            countPages(before[i]!, after);
         });
       const s = stats.get(this.source) ?? { n: 0, ns: 0n };
       s.n++;
