@@ -14,7 +14,7 @@ import * as m009 from './migrations/009_events_webhooks.ts';
 import * as m010 from './migrations/010_streams_automations.ts';
 import * as m011 from './migrations/011_sales.ts';
 import * as m012 from './migrations/012_legacy_lookups.ts';
-import * as m013 from './migrations/013_sweeps_by_id.ts';
+import * as m013 from './migrations/013_hot_path_indexes.ts';
 
 const migrations: Record<string, Knex.Migration> = {
   '001_foundation': m001,
@@ -29,7 +29,7 @@ const migrations: Record<string, Knex.Migration> = {
   '010_streams_automations': m010,
   '011_sales': m011,
   '012_legacy_lookups': m012,
-  '013_sweeps_by_id': m013,
+  '013_hot_path_indexes': m013,
 };
 
 const source: Knex.MigrationSource<string> = {
