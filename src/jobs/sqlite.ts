@@ -2,7 +2,13 @@
 // process owns the database file, so the runner is woken when a transaction commits (an enqueued
 // job is then visible): no polling delay on the happy path. A one-second poll picks up jobs that
 // another process (the admin CLI, `npm run worker`) added, and jobs whose time has come.
+// The runner's own statements are prepared once (knex compiles and prepares each query anew, which
+// cost more than the short jobs themselves); free slots are claimed together, in one transaction,
+// and finished jobs are deleted together in the next one (a job is deleted after its task
+// returned, as before: a process that dies in between runs it again, as it would have anyway).
+import type Database from 'better-sqlite3';
 import type { Db, Tx } from '../db/engine.ts';
+import { insertRowSqlite, statement } from '../db/statements.ts';
 import { onSqliteCommit, transaction } from '../db/tx.ts';
 import type { Clock } from '../clock.ts';
 import type { Logger } from '../log.ts';
@@ -34,6 +40,8 @@ export class SqliteJobs implements JobEngine {
   readonly workerId = newWorkerId();
   private tasks: TaskList = {};
   private running = new Set<Promise<void>>();
+  /** Jobs whose task returned, not deleted yet. */
+  private finished: number[] = [];
   private started = false;
   private stopping = false;
   private dirty = false;
@@ -64,7 +72,7 @@ export class SqliteJobs implements JobEngine {
     options: EnqueueOptions,
     key: string | null,
   ) {
-    await tx('jobs').insert({
+    await insertRowSqlite(tx, 'jobs', {
       task,
       payload: JSON.stringify(payload),
       run_at: (options.runAt ?? this.clock.now()).toISOString(),
@@ -101,6 +109,15 @@ export class SqliteJobs implements JobEngine {
     for (const t of this.timers) clearInterval(t);
     this.unsubscribe?.();
     await Promise.allSettled([...this.running]);
+    await this.deleteFinished();
+  }
+
+  private async deleteFinished(): Promise<void> {
+    const done = this.finished.splice(0);
+    if (done.length === 0) return;
+    await transaction(this.db, async (tx) => {
+      for (const id of done) await tx('jobs').where({ id }).delete();
+    }).catch((err) => this.logger.error({ err }, 'job runner: could not delete finished jobs'));
   }
 
   close(): Promise<void> {
@@ -140,14 +157,16 @@ export class SqliteJobs implements JobEngine {
     if (this.pumping || this.stopping) return;
     this.pumping = true;
     try {
-      while (!this.stopping && this.running.size < CONCURRENCY) {
-        const job = await this.claim();
-        if (!job) break;
-        const run = this.run(job).finally(() => {
-          this.running.delete(run);
-          this.wake();
-        });
-        this.running.add(run);
+      while (!this.stopping && (this.running.size < CONCURRENCY || this.finished.length)) {
+        const jobs = await this.claim(CONCURRENCY - this.running.size);
+        if (jobs.length === 0) break;
+        for (const job of jobs) {
+          const run = this.run(job).finally(() => {
+            this.running.delete(run);
+            this.wake();
+          });
+          this.running.add(run);
+        }
       }
     } catch (err) {
       this.logger.error({ err }, 'job runner: claim failed');
@@ -160,21 +179,32 @@ export class SqliteJobs implements JobEngine {
     }
   }
 
-  private claim(): Promise<JobRow | undefined> {
+  /** Deletes the jobs that finished since the last claim, then claims up to `limit` due jobs. */
+  private claim(limit: number): Promise<JobRow[]> {
     const now = this.clock.now().toISOString();
+    const done = this.finished.splice(0);
     return transaction(this.db, async (tx) => {
-      const next = await tx('jobs')
-        .whereNull('locked_by')
-        .where('run_at', '<=', now)
-        .whereRaw('attempts < max_attempts')
-        .orderBy([{ column: 'run_at' }, { column: 'id' }])
-        .first('id');
-      if (!next) return undefined;
-      await tx('jobs')
-        .where({ id: next.id })
-        .update({ locked_by: this.workerId, locked_at: now, key: null })
-        .increment('attempts', 1);
-      return tx('jobs').where({ id: next.id }).first() as Promise<JobRow>;
+      const conn = (await tx.client.acquireConnection()) as Database.Database;
+      for (const id of done) statement(conn, 'DELETE FROM jobs WHERE id = ?').run(id);
+      if (limit <= 0) return [];
+      const rows = statement(
+        conn,
+        'SELECT id, task, payload, attempts, max_attempts FROM jobs WHERE locked_by IS NULL ' +
+          'AND run_at <= ? AND attempts < max_attempts ORDER BY run_at, id LIMIT ?',
+      ).all(now, limit) as JobRow[];
+      const lock = statement(
+        conn,
+        'UPDATE jobs SET locked_by = ?, locked_at = ?, key = NULL, attempts = attempts + 1 WHERE id = ?',
+      );
+      for (const row of rows) {
+        lock.run(this.workerId, now, row.id);
+        row.attempts += 1;
+      }
+      return rows;
+    }).catch((err) => {
+      // Not deleted: they are deleted with the next claim.
+      this.finished.push(...done);
+      throw err;
     });
   }
 
@@ -188,7 +218,8 @@ export class SqliteJobs implements JobEngine {
         workerId: this.workerId,
         signal: this.abort.signal,
       });
-      await transaction(this.db, (tx) => tx('jobs').where({ id: job.id }).delete());
+      // Deleted with the next claim (the wake after this run), or at stop.
+      this.finished.push(job.id);
     } catch (err) {
       if (err instanceof JobReleased) {
         await transaction(this.db, (tx) =>

@@ -7,8 +7,9 @@ import type { WebhookDispatcher } from '../domain/webhooks/dispatcher.ts';
 
 export const deliverWebhook =
   (dispatcher: WebhookDispatcher): Task =>
-  async (payload: { delivery_id: number }) => {
-    await dispatcher.dispatch(payload.delivery_id);
+  async (payload: { delivery_id: number; endpoint_id?: number }) => {
+    // endpoint_id: jobs enqueued before it was added have none.
+    await dispatcher.dispatch(payload.delivery_id, payload.endpoint_id);
   };
 
 export const recoverWebhooks =

@@ -1,12 +1,13 @@
 // Webhook deliveries to real receivers on 127.0.0.1: Standard Webhooks signatures checked with
 // the `standardwebhooks` package, the retry schedule on the test clock (5 s ... 10 h, then dead),
-// masked excerpts, 410 Gone, cancellation, secret rotation overlaps, replays, and a slow endpoint
-// that delays nobody else.
+// masked excerpts, 410 Gone, cancellation, secret rotation overlaps, replays, a slow endpoint
+// that delays nobody else, a burst in one transaction, and a lease left by a worker that died.
 import { suite } from 'uvu';
 import * as assert from 'uvu/assert';
 import { Webhook } from 'standardwebhooks';
 import { DAY, HOUR } from '../../src/clock.ts';
 import { PER_ENDPOINT, RETRY_MS, WINDOW_MS } from '../../src/domain/webhooks/schedule.ts';
+import { transaction } from '../../src/db/tx.ts';
 import { boot, newKey, type Booted } from '../helpers/app.ts';
 import { waitFor } from '../helpers/operations.ts';
 import { startReceiver, type Answer, type Received } from '../helpers/receiver.ts';
@@ -322,6 +323,77 @@ t('a slow endpoint holds at most its own slots and delays no other endpoint', as
     release();
     await slow.close();
     await fast.close();
+  }
+});
+
+t(
+  'a burst recorded in one transaction: each event once, at most PER_ENDPOINT at a time',
+  async ({ b }) => {
+    let now = 0;
+    let most = 0;
+    const e = await endpoint(
+      b,
+      async () => {
+        most = Math.max(most, ++now);
+        await new Promise((r) => setTimeout(r, 2));
+        now--;
+        return { status: 204 };
+      },
+      { event_types: ['tag.removed'] },
+    );
+    try {
+      const { db } = b.app.services;
+      const n = PER_ENDPOINT * 5;
+      const ids = await transaction(db, async (tx) => {
+        const out: string[] = [];
+        for (let i = 0; i < n; i++) {
+          const data = { user_id: String(i + 1), tag: { id: '1', name: `t${i}` } };
+          const ev = await b.app.services.events.record(tx, {
+            accountId: b.accountId,
+            type: 'tag.removed',
+            data,
+          });
+          out.push(`evt_${ev.id}`);
+        }
+        return out;
+      });
+      await settle(b, e.id, (l) => l.length === n && l.every((d) => d.status === 'delivered'));
+      const got = e.rcv.received.map((r) => String(r.headers['webhook-id']));
+      assert.equal([...got].sort(), [...ids].sort(), 'every event once');
+      assert.ok(most <= PER_ENDPOINT, `${most} attempts at once`);
+      assert.ok(most > 1, 'more than one at a time');
+    } finally {
+      await e.close();
+    }
+  },
+);
+
+t('an attempt whose worker died is sent again once its lease has run out', async ({ b }) => {
+  const e = await endpoint(b, (_r, n) => ({ status: n === 1 ? 500 : 200 }), {
+    event_types: ['user.created'],
+  });
+  try {
+    await createUser(b);
+    const [d] = await settle(b, e.id, (l) => l[0]?.status === 'failed');
+    // A worker claims the retry, then dies: its lease stays behind.
+    const leaseUntil = new Date(b.clock.now().getTime() + 60_000).toISOString();
+    await b.app.services
+      .db('webhook_deliveries')
+      .where({ id: Number(d.id) })
+      .update({
+        status: 'in_progress',
+        prior_status: 'failed',
+        lease_owner: 'dead-worker',
+        lease_until: leaseUntil,
+        due_at: leaseUntil,
+      });
+    await advance(b, RETRY_MS[0]!);
+    assert.is(e.rcv.received.length, 1, 'the lease holds');
+    await advance(b, 60_000);
+    const [after] = await settle(b, e.id, (l) => l[0]?.status === 'delivered');
+    assert.equal([after.attempts_count, e.rcv.received.length], [2, 2]);
+  } finally {
+    await e.close();
   }
 });
 

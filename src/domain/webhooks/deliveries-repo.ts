@@ -2,7 +2,8 @@
 // Every function takes the caller's `tx`.
 import type { Tx } from '../../db/engine.ts';
 import { bool, insertId } from '../../db/dialect.ts';
-import { firstRow } from '../../db/statements.ts';
+import { execute, firstRow } from '../../db/statements.ts';
+import { allRows, updateSql } from './rows.ts';
 
 export const DELIVERY_STATUSES = [
   'pending',
@@ -134,33 +135,51 @@ export const deliveriesRepo = {
     return q.select('*');
   },
 
+  /** A prepared statement per set of columns (a handful of call sites). */
   update(tx: Tx, id: number, changes: Record<string, unknown>, owner?: string): Promise<number> {
-    const q = tx('webhook_deliveries').where('id', id);
-    if (owner !== undefined) q.where('lease_owner', owner);
-    return q.update(changes);
+    const columns = Object.keys(changes).filter((c) => changes[c] !== undefined);
+    const values = columns.map((c) => changes[c]);
+    if (owner === undefined)
+      return execute(tx, updateSql('webhook_deliveries', columns), [...values, id]);
+    return execute(tx, updateSql('webhook_deliveries', columns, 'id = ? AND lease_owner = ?'), [
+      ...values,
+      id,
+      owner,
+    ]);
   },
 
   /** Attempts of the endpoint under way (an expired lease is a worker that died). */
   async inFlight(tx: Tx, endpointId: number, now: string): Promise<number> {
-    const r = await tx('webhook_deliveries')
-      .where({ endpoint_id: endpointId, status: 'in_progress' })
-      .where('lease_until', '>', now)
-      .count({ n: '*' })
-      .first();
+    const r = await firstRow<{ n: unknown }>(
+      tx,
+      "SELECT COUNT(*) AS n FROM webhook_deliveries WHERE endpoint_id = ? AND status = 'in_progress' AND lease_until > ?",
+      [endpointId, now],
+    );
     return Number(r?.n ?? 0);
   },
 
-  /** Takes up to `limit` deliveries that wait for a free slot of the endpoint. */
+  /** Up to `limit` deliveries that wait for a free slot of the endpoint, longest waiting first. */
+  async waiting(tx: Tx, endpointId: number, limit: number, now: string): Promise<number[]> {
+    // A waiting delivery is due (its due_at has passed): the due_at index finds the few due rows,
+    // where the endpoint's index would walk its whole history (`+` keeps SQLite off that index).
+    const rows = await allRows<{ id: unknown }>(
+      tx,
+      'SELECT id FROM webhook_deliveries WHERE due_at <= ? AND +endpoint_id = ? AND waiting = ? ' +
+        'ORDER BY due_at, id LIMIT ?',
+      [now, endpointId, true, limit],
+    );
+    return rows.map((r) => Number(r.id));
+  },
+
+  /** Takes them: they no longer wait (whoever claims them next finds the endpoint full or not). */
   async takeWaiting(tx: Tx, endpointId: number, limit: number, now: string): Promise<number[]> {
-    const ids: number[] = (
-      await tx('webhook_deliveries')
-        .where({ endpoint_id: endpointId, waiting: true })
-        .orderBy('id')
-        .limit(limit)
-        .pluck('id')
-    ).map(Number);
-    if (ids.length)
-      await tx('webhook_deliveries').whereIn('id', ids).update({ waiting: false, updated_at: now });
+    const ids = await deliveriesRepo.waiting(tx, endpointId, limit, now);
+    for (const id of ids)
+      await execute(tx, updateSql('webhook_deliveries', ['waiting', 'updated_at']), [
+        false,
+        now,
+        id,
+      ]);
     return ids;
   },
 

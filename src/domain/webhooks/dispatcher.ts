@@ -21,6 +21,7 @@ import { eventsRepo } from '../events/repo.ts';
 import {
   deliveriesRepo as repo,
   type AttemptOrigin,
+  type Delivery,
   type DeliveryStatus,
 } from './deliveries-repo.ts';
 import { endpointsRepo, type Endpoint } from './repo.ts';
@@ -49,6 +50,23 @@ interface Claim {
   secrets: string[];
 }
 
+/** What the delivery has due at `now`: a replay, an automatic attempt, or nothing. */
+function dueness(d: Delivery, now: string) {
+  const abandoned = d.status === 'in_progress' && d.leaseUntil !== null && d.leaseUntil <= now;
+  const prior = abandoned ? (d.priorStatus ?? 'failed') : d.status;
+  const free = d.status !== 'in_progress' || abandoned;
+  const replay = free && d.replaysPending > 0;
+  const open = prior === 'pending' || prior === 'failed';
+  const automatic = free && open && d.nextAttemptAt !== null && d.nextAttemptAt <= now;
+  return { prior, open, replay, automatic };
+}
+
+/** claim(): the endpoint has no free slot. */
+const FULL = 'full';
+
+/** Opened secrets kept in memory, at most (forgotten all at once past it). */
+const MAX_OPENED = 10_000;
+
 const is2xx = (s: number | null) => s !== null && s >= 200 && s < 300;
 
 export class WebhookDispatcher {
@@ -56,6 +74,8 @@ export class WebhookDispatcher {
   private closing = false;
   private readonly waiters: (() => void)[] = [];
   private readonly inflight = new Set<Promise<void>>();
+  /** Unsealed signing secrets by endpoint and sealed value (unsealing is an AES-GCM decryption). */
+  private readonly opened = new Map<string, string>();
 
   constructor(
     private readonly db: Db,
@@ -71,33 +91,95 @@ export class WebhookDispatcher {
   }
 
   /**
-   * Claims the delivery if it has an attempt due and its endpoint a free slot, and starts that
-   * attempt; resolves once it has started, with the attempt's own promise (wrapped: a promise
-   * resolving to a promise would wait for it), or with null.
+   * Claims the delivery if it has an attempt due and its endpoint a free slot, and fills the
+   * endpoint's other free slots with the deliveries waiting longest there, in one transaction;
+   * starts those attempts and resolves once they have started, with their promises (wrapped: a
+   * promise resolving to a promise would wait for it), or with null when none started.
    */
-  async dispatch(deliveryId: number): Promise<{ run: Promise<void> } | null> {
+  async dispatch(
+    deliveryId: number,
+    endpointId?: number,
+  ): Promise<{ runs: Promise<void>[] } | null> {
     // Stopping: what is due stays due, for the next process.
     if (this.closing) return null;
+    if (await this.nothingToDo(deliveryId)) return null;
     await this.slot();
-    let claim: Claim | null;
+    // More slots of this process, if free now (never waited for: the first one is enough).
+    let slots = 1;
+    while (slots < PER_ENDPOINT && this.busy < PER_PROCESS && this.waiters.length === 0) {
+      this.busy++;
+      slots++;
+    }
+    let claims: Claim[];
     try {
-      claim = await transaction(this.db, (tx) => this.claim(tx, deliveryId));
+      claims = await transaction(this.db, (tx) =>
+        this.claimMany(tx, deliveryId, endpointId, slots),
+      );
     } catch (err) {
-      this.release();
+      for (let i = 0; i < slots; i++) this.release();
       throw err;
     }
-    if (!claim) {
-      this.release();
-      return null;
-    }
-    const run = this.attempt(claim)
-      .catch((err) => this.logger.error({ err, delivery: deliveryId }, 'webhook attempt failed'))
-      .finally(() => {
+    for (let i = claims.length; i < slots; i++) this.release();
+    if (claims.length === 0) return null;
+    const runs = claims.map((claim) => {
+      const run = this.attempts(claim).finally(() => {
         this.inflight.delete(run);
         this.release();
       });
-    this.inflight.add(run);
-    return { run };
+      this.inflight.add(run);
+      return run;
+    });
+    return { runs };
+  }
+
+  /** The delivery, then up to `max` in all with those waiting longest for a slot of its endpoint. */
+  private async claimMany(
+    tx: Tx,
+    deliveryId: number,
+    endpointId: number | undefined,
+    max: number,
+  ): Promise<Claim[]> {
+    const id = endpointId ?? (await repo.get(tx, deliveryId))?.endpointId;
+    if (id === undefined) return [];
+    // PostgreSQL: the endpoint's row lock, held to the end of this transaction.
+    const endpoint = await endpointsRepo.lockRow(tx, id);
+    if (!endpoint) return [];
+    const first = await this.claim(tx, deliveryId, endpoint);
+    if (first === FULL) return [];
+    const claims = first ? [first] : [];
+    if (endpoint.status !== 'enabled' || endpoint.deletedAt) return claims;
+    const now = this.iso();
+    while (claims.length < max) {
+      const ids = await repo.waiting(tx, endpoint.id, max - claims.length, now);
+      if (ids.length === 0) break;
+      for (const next of ids) {
+        const c = await this.claim(tx, next, endpoint);
+        if (c === FULL) return claims;
+        if (c) claims.push(c);
+      }
+    }
+    return claims;
+  }
+
+  /**
+   * Read outside any transaction, without the endpoint's lock: nothing to claim, because the
+   * endpoint has no free slot and the delivery waits for one (or has nothing due: an attempt that
+   * finished took it over already), or because it has a free slot but neither this delivery nor
+   * any other waits for it. Waiting without the lock is safe: every attempt counted as under way,
+   * when it finishes, either claims the longest-waiting delivery or, finding none waiting in its
+   * transaction, looks again after its commit (so one that started waiting meanwhile is seen).
+   */
+  private async nothingToDo(deliveryId: number): Promise<boolean> {
+    const d = await repo.get(this.db, deliveryId);
+    if (!d) return true;
+    const now = this.iso();
+    const { replay, automatic } = dueness(d, now);
+    const due = replay || automatic;
+    if ((await repo.inFlight(this.db, d.endpointId, now)) >= PER_ENDPOINT) return d.waiting || !due;
+    // A free slot: this delivery, or those waiting there (a fan-out job stands for all the
+    // deliveries its transaction recorded for the endpoint).
+    if (due || d.waiting) return false;
+    return (await repo.waiting(this.db, d.endpointId, 1, now)).length === 0;
   }
 
   /** Every delivery due by the clock; with `wait`, resolves when their attempts have finished. */
@@ -106,7 +188,7 @@ export class WebhookDispatcher {
     const runs: Promise<void>[] = [];
     for (const id of ids) {
       const started = await this.dispatch(id);
-      if (started) runs.push(started.run);
+      if (started) runs.push(...started.runs);
     }
     if (options.wait) await Promise.all(runs);
     return runs.length;
@@ -120,6 +202,7 @@ export class WebhookDispatcher {
       if (this.inflight.size) await Promise.allSettled([...this.inflight]);
       else await new Promise((r) => setTimeout(r, 5));
     }
+    this.sender.close();
   }
 
   private async slot(): Promise<void> {
@@ -132,30 +215,36 @@ export class WebhookDispatcher {
     this.waiters.shift()?.();
   }
 
-  private async claim(tx: Tx, deliveryId: number): Promise<Claim | null> {
-    const found = await repo.get(tx, deliveryId);
-    if (!found) return null;
-    await endpointsRepo.lock(tx, found.endpointId);
-    const d = (await repo.get(tx, deliveryId))!;
+  /**
+   * Claims the delivery if it has an attempt due and its endpoint a free slot: FULL when the
+   * endpoint has none (the delivery then waits for the next attempt there to finish). The caller
+   * locked the endpoint's row (PostgreSQL) and read it.
+   */
+  private async claim(
+    tx: Tx,
+    deliveryId: number,
+    endpoint: Endpoint,
+  ): Promise<Claim | typeof FULL | null> {
+    const d = await repo.get(tx, deliveryId);
+    if (!d || d.endpointId !== endpoint.id) return null;
     const now = this.iso();
-    const abandoned = d.status === 'in_progress' && d.leaseUntil !== null && d.leaseUntil <= now;
-    const prior = abandoned ? (d.priorStatus ?? 'failed') : d.status;
-    const free = d.status !== 'in_progress' || abandoned;
-    const replay = free && d.replaysPending > 0;
-    const open = prior === 'pending' || prior === 'failed';
-    const automatic = free && open && d.nextAttemptAt !== null && d.nextAttemptAt <= now;
-    if (!replay && !automatic) return null;
-    const endpoint = (await endpointsRepo.byId(tx, d.endpointId))!;
+    const { prior, open, replay, automatic } = dueness(d, now);
+    // Nothing to claim: it waits for nothing either.
+    const unwait = async () => {
+      if (d.waiting) await repo.update(tx, d.id, { waiting: false, updated_at: now });
+      return null;
+    };
+    if (!replay && !automatic) return unwait();
     if (endpoint.status !== 'enabled' || endpoint.deletedAt) {
       await this.close(tx, d.id, open ? 'canceled' : prior, now);
       return null;
     }
     if ((await repo.inFlight(tx, endpoint.id, now)) >= PER_ENDPOINT) {
-      await repo.update(tx, d.id, { waiting: true, updated_at: now });
-      return null;
+      if (!d.waiting) await repo.update(tx, d.id, { waiting: true, updated_at: now });
+      return FULL;
     }
     const event = await eventsRepo.get(tx, d.accountId, d.eventId);
-    if (!event) return null; // swept with its deliveries; nothing left to send
+    if (!event) return unwait(); // swept with its deliveries; nothing left to send
     const owner = randomHex(8);
     const leaseUntil = this.iso(LEASE_MS);
     await repo.update(tx, d.id, {
@@ -195,31 +284,75 @@ export class WebhookDispatcher {
     });
   }
 
+  /** The secrets signing now (read at every claim: rotations apply at once), opened once each. */
   private async secrets(tx: Tx, endpoint: Endpoint, now: string): Promise<string[]> {
     const rows = await endpointsRepo.activeSecrets(tx, endpoint.id, now);
-    return rows.map((r) => unseal(this.secretsKey, r.sealed, secretContext(endpoint.id)));
+    return rows.map((r) => {
+      const key = `${endpoint.id}:${r.sealed}`;
+      let secret = this.opened.get(key);
+      if (secret === undefined) {
+        secret = unseal(this.secretsKey, r.sealed, secretContext(endpoint.id));
+        if (this.opened.size >= MAX_OPENED) this.opened.clear();
+        this.opened.set(key, secret);
+      }
+      return secret;
+    });
   }
 
-  private async attempt(claim: Claim): Promise<void> {
+  /**
+   * Runs the attempt, then the next one its endpoint had waiting, if finishing the first claimed it
+   * (the slot passes straight on, in the same transaction), and so on.
+   */
+  private async attempts(first: Claim): Promise<void> {
+    let claim: Claim | null = first;
+    while (claim) {
+      const current: Claim = claim;
+      claim = null;
+      try {
+        claim = await this.attempt(current);
+      } catch (err) {
+        this.logger.error({ err, delivery: current.deliveryId }, 'webhook attempt failed');
+      }
+    }
+  }
+
+  private async attempt(claim: Claim): Promise<Claim | null> {
     const timestamp = Math.floor(this.clock.now().getTime() / 1000);
     const headers = signedHeaders(claim.secrets, claim.msgId, timestamp, claim.body);
     const result = await this.sender.send(claim.url, headers, claim.body);
-    const woken = await transaction(this.db, (tx) => this.finish(tx, claim, result));
+    // Nobody waits for a slot of this process: the slot may go to the endpoint's next delivery.
+    const handOver = !this.closing && this.waiters.length === 0;
+    const { next, woken, look } = await transaction(this.db, (tx) =>
+      this.finish(tx, claim, result, handOver),
+    );
+    // Nothing was waiting when this transaction looked; one that started waiting since (without
+    // the lock: nothingToDo) is seen now.
+    if (look) woken.push(...(await repo.waiting(this.db, claim.endpointId, 1, this.iso())));
     // Straight to the next attempt in this process, without a trip through the job queue. Should
     // the process stop first, the delivery is still due and the minute sweep claims it.
     for (const id of woken)
       void this.dispatch(id).catch((err) =>
         this.logger.error({ err, delivery: id }, 'webhook dispatch failed'),
       );
+    return next;
   }
 
-  /** Records the attempt and what follows from it; returns the deliveries it woke. */
-  private async finish(tx: Tx, claim: Claim, result: SendResult): Promise<number[]> {
-    await endpointsRepo.lock(tx, claim.endpointId);
+  /**
+   * Records the attempt and what follows from it. The endpoint's slot is free again: with
+   * `handOver`, the next delivery waiting for it is claimed here (`next`, this slot's next
+   * attempt); otherwise it is returned in `woken`, for dispatch() to claim.
+   */
+  private async finish(
+    tx: Tx,
+    claim: Claim,
+    result: SendResult,
+    handOver: boolean,
+  ): Promise<{ next: Claim | null; woken: number[]; look?: boolean }> {
+    const none = { next: null, woken: [] };
+    const endpoint = (await endpointsRepo.lockRow(tx, claim.endpointId))!;
     const d = await repo.get(tx, claim.deliveryId);
     // Our lease ran out and another attempt took the delivery over: it records the outcome.
-    if (!d || d.leaseOwner !== claim.owner) return [];
-    const endpoint = (await endpointsRepo.byId(tx, claim.endpointId))!;
+    if (!d || d.leaseOwner !== claim.owner) return none;
     const now = this.clock.now();
     const iso = now.toISOString();
     const replay = claim.origin === 'replay';
@@ -276,10 +409,25 @@ export class WebhookDispatcher {
       prior_status: null,
       updated_at: iso,
     });
-    if (more) await this.jobs.enqueue(tx, DELIVER_TASK, { delivery_id: d.id });
+    const job = { delivery_id: d.id, endpoint_id: d.endpointId };
+    if (more) await this.jobs.enqueue(tx, DELIVER_TASK, job);
     else if (next && status === 'failed')
-      await this.jobs.enqueue(tx, DELIVER_TASK, { delivery_id: d.id }, { runAt: new Date(next) });
+      await this.jobs.enqueue(tx, DELIVER_TASK, job, { runAt: new Date(next) });
     // A slot of the endpoint is free: the next delivery that found it full takes it.
-    return live ? repo.takeWaiting(tx, endpoint.id, 1, iso) : [];
+    if (!live) return none;
+    if (!handOver) {
+      const woken = await repo.takeWaiting(tx, endpoint.id, 1, iso);
+      return { next: null, woken, look: woken.length === 0 };
+    }
+    // Claimed here, under the lock this transaction holds. One that is no longer due stops
+    // waiting (claim() says so) and the next is tried.
+    for (let tries = 0; tries < PER_ENDPOINT; tries++) {
+      const [id] = await repo.waiting(tx, endpoint.id, 1, iso);
+      if (id === undefined) return { next: null, woken: [], look: true };
+      const next = await this.claim(tx, id, endpoint);
+      if (next === FULL) break;
+      if (next) return { next, woken: [] };
+    }
+    return none;
   }
 }

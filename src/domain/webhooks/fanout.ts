@@ -12,6 +12,9 @@ import { endpointsRepo } from './repo.ts';
 import { DELIVER_TASK, WINDOW_MS } from './schedule.ts';
 
 export class WebhookFanOut {
+  /** Endpoints that have a job in the transaction (by its handle). */
+  private readonly woken = new WeakMap<object, Set<number>>();
+
   constructor(
     private readonly clock: Clock,
     private readonly jobs: JobEngine,
@@ -39,14 +42,24 @@ export class WebhookFanOut {
         event_id: event.id,
         event_type: event.type,
         status: 'pending',
+        // Waiting for a slot of the endpoint from the start: an attempt there that finishes
+        // claims it, and its job then finds nothing left to do (see dispatcher.ts).
+        waiting: true,
         next_attempt_at: now.toISOString(),
         due_at: now.toISOString(),
         deadline_at: new Date(now.getTime() + WINDOW_MS).toISOString(),
         created_at: now.toISOString(),
         updated_at: now.toISOString(),
       });
+      // One job per endpoint and transaction: it claims this delivery and fills the endpoint's
+      // free slots with the deliveries waiting there, the others this transaction recorded too.
+      // (A savepoint has a handle of its own: a job rolled back with one is not counted here.)
+      let woken = this.woken.get(tx);
+      if (!woken) this.woken.set(tx, (woken = new Set()));
+      if (woken.has(endpoint.id)) continue;
+      woken.add(endpoint.id);
       // No run_at: on PostgreSQL the queue's clock is the database's.
-      await this.jobs.enqueue(tx, DELIVER_TASK, { delivery_id: id });
+      await this.jobs.enqueue(tx, DELIVER_TASK, { delivery_id: id, endpoint_id: endpoint.id });
     }
   }
 
@@ -67,7 +80,7 @@ export class WebhookFanOut {
     if (d.status !== 'in_progress') changes.due_at = this.iso();
     await repo.update(tx, d.id, changes);
     if (d.status !== 'in_progress')
-      await this.jobs.enqueue(tx, DELIVER_TASK, { delivery_id: d.id });
+      await this.jobs.enqueue(tx, DELIVER_TASK, { delivery_id: d.id, endpoint_id: d.endpointId });
     return { eventId: d.eventId };
   }
 }

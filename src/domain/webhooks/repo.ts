@@ -4,6 +4,7 @@ import type { Tx } from '../../db/engine.ts';
 import { isPostgres } from '../../db/engine.ts';
 import { insertId } from '../../db/dialect.ts';
 import { firstRow } from '../../db/statements.ts';
+import { allRows } from './rows.ts';
 
 export type EndpointStatus = 'enabled' | 'disabled';
 
@@ -62,13 +63,15 @@ export const endpointsRepo = {
   },
 
   /**
-   * PostgreSQL: locks the endpoint's row until the transaction ends, so claims and finishes of
-   * its deliveries take turns (its concurrency limit holds across instances). SQLite runs
-   * transactions one at a time anyway.
+   * The endpoint's row, deleted or not. PostgreSQL: locked until the transaction ends, so claims
+   * and finishes of its deliveries take turns (its concurrency limit holds across instances).
+   * SQLite runs transactions one at a time anyway.
    */
-  async lock(tx: Tx, id: number): Promise<void> {
-    if (isPostgres(tx))
-      await tx.raw('SELECT id FROM webhook_endpoints WHERE id = ? FOR NO KEY UPDATE', [id]);
+  async lockRow(tx: Tx, id: number): Promise<Endpoint | null> {
+    const r = isPostgres(tx)
+      ? await firstRow(tx, 'SELECT * FROM webhook_endpoints WHERE id = ? FOR NO KEY UPDATE', [id])
+      : await firstRow(tx, 'SELECT * FROM webhook_endpoints WHERE id = ?', [id]);
+    return r ? map(r) : null;
   },
 
   listQuery(tx: Tx, accountId: number, status: string | undefined) {
@@ -88,11 +91,11 @@ export const endpointsRepo = {
   },
 
   async enabled(tx: Tx, accountId: number): Promise<Endpoint[]> {
-    const rows = await tx('webhook_endpoints')
-      .where({ account_id: accountId, status: 'enabled' })
-      .whereNull('deleted_at')
-      .orderBy('id')
-      .select('*');
+    const rows = await allRows(
+      tx,
+      "SELECT * FROM webhook_endpoints WHERE account_id = ? AND status = 'enabled' AND deleted_at IS NULL ORDER BY id",
+      [accountId],
+    );
     return rows.map(map);
   },
 
@@ -120,11 +123,11 @@ export const endpointsRepo = {
     endpointId: number,
     now: string,
   ): Promise<{ id: number; sealed: string }[]> {
-    return tx('webhook_secrets')
-      .where('endpoint_id', endpointId)
-      .where((q) => q.whereNull('expires_at').orWhere('expires_at', '>', now))
-      .orderBy('id', 'desc')
-      .select('id', 'sealed');
+    return allRows(
+      tx,
+      'SELECT id, sealed FROM webhook_secrets WHERE endpoint_id = ? AND (expires_at IS NULL OR expires_at > ?) ORDER BY id DESC',
+      [endpointId, now],
+    );
   },
 
   /** Every secret still signing after `until` stops then (a rotation's overlap). */

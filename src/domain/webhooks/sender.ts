@@ -75,6 +75,8 @@ function describe(err: unknown, timedOut: boolean): string {
 export class WebhookSender {
   /** Replaceable in tests (a name that resolves to an internal address). */
   lookup: Lookup = (host) => dns.lookup(host, { all: true, verbatim: true });
+  private readonly httpAgent = keepAlive(new http.Agent({ keepAlive: true, maxFreeSockets: 16 }));
+  private readonly httpsAgent = keepAlive(new https.Agent({ keepAlive: true, maxFreeSockets: 16 }));
 
   constructor(
     private readonly clock: Clock,
@@ -125,6 +127,7 @@ export class WebhookSender {
     headers: Record<string, string>,
     body: string,
     signal: AbortSignal,
+    fresh = false,
   ): Promise<{ status: number; raw: Buffer }> {
     const secure = url.protocol === 'https:';
     const host = hostOf(url);
@@ -138,7 +141,9 @@ export class WebhookSender {
         method: 'POST',
         // SNI and certificate checks use the name, the socket the checked address.
         servername: secure && !net.isIP(host) ? host : undefined,
-        agent: false,
+        // Kept-alive connections are pooled by the address connected to (and, for https, the
+        // server name): a connection is reused only for the address this attempt just checked.
+        agent: fresh ? false : secure ? this.httpsAgent : this.httpAgent,
         signal,
         headers: {
           ...headers,
@@ -148,23 +153,63 @@ export class WebhookSender {
           'user-agent': 'SchoolPlatform-Webhooks/1',
         },
       });
-      req.on('error', reject);
+      req.on('error', (err: NodeJS.ErrnoException) => {
+        // The receiver closed an idle kept-alive connection as we reused it: nothing was read
+        // there, so the attempt goes again, once, on a new connection (within the same timeout).
+        if (req.reusedSocket && !signal.aborted && STALE.has(err.code ?? ''))
+          this.request(url, to, headers, body, signal, true).then(resolve, reject);
+        else reject(err);
+      });
       req.on('response', (res) => {
         const chunks: Buffer[] = [];
         let size = 0;
-        const finish = () => {
-          res.destroy();
+        let settled = false;
+        const finish = (complete: boolean) => {
+          if (settled) return;
+          settled = true;
+          // A response read to its end leaves the connection to the pool; one cut short closes it.
+          if (!complete) res.destroy();
           resolve({ status: res.statusCode ?? 0, raw: Buffer.concat(chunks) });
         };
         res.on('data', (chunk: Buffer) => {
           chunks.push(chunk);
           size += chunk.length;
-          if (size >= READ_BYTES) finish();
+          if (size >= READ_BYTES) finish(false);
         });
-        res.on('end', finish);
-        res.on('error', () => finish());
+        res.on('end', () => finish(true));
+        res.on('error', () => finish(false));
       });
       req.end(payload);
     });
   }
+
+  /** Closes the pooled connections (shutdown, tests). */
+  close(): void {
+    this.httpAgent.destroy();
+    this.httpsAgent.destroy();
+  }
+}
+
+/** Errors of a reused connection that the receiver had closed meanwhile. */
+const STALE = new Set(['ECONNRESET', 'EPIPE', 'ECONNABORTED']);
+
+/** Idle kept-alive connections close after this (below Node's 5 s server default). */
+export const IDLE_MS = 4000;
+
+/**
+ * Keeps connections alive between attempts and closes idle ones after IDLE_MS (or sooner, when
+ * the receiver's Keep-Alive header says so). At most one connection per attempt under way, which
+ * the per-endpoint limit bounds.
+ */
+function keepAlive<T extends http.Agent>(agent: T): T {
+  // Typed as returning nothing; Node's returns whether the connection may be kept.
+  const a = agent as unknown as { keepSocketAlive(socket: net.Socket): boolean };
+  const keep = a.keepSocketAlive.bind(agent);
+  a.keepSocketAlive = (socket) => {
+    const ok = keep(socket);
+    if (ok && (socket.timeout === undefined || socket.timeout === 0 || socket.timeout > IDLE_MS))
+      socket.setTimeout(IDLE_MS);
+    return ok;
+  };
+  return agent;
 }
