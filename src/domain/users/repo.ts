@@ -68,6 +68,22 @@ const map = (r: any): User => ({
   updatedAt: r.updated_at,
 });
 
+/**
+ * Rows read outside a transaction on SQLite are kept and shared, frozen (src/db/reader.ts): the
+ * user made from one is kept beside it, frozen too, so a GET does not parse its utm every time.
+ */
+const mapped = new WeakMap<object, User>();
+function mapRow(r: any): User {
+  if (!Object.isFrozen(r)) return map(r);
+  let user = mapped.get(r);
+  if (!user) {
+    user = map(r);
+    Object.freeze(user.utm);
+    mapped.set(r, Object.freeze(user));
+  }
+  return user;
+}
+
 export interface UserFilters {
   emailLower?: string;
   tagId?: number | null;
@@ -83,7 +99,7 @@ export const usersRepo = {
       accountId,
       id,
     ]);
-    return r ? map(r) : null;
+    return r ? mapRow(r) : null;
   },
 
   async findByEmail(tx: Tx, accountId: number, emailLower: string): Promise<User | null> {
@@ -91,7 +107,7 @@ export const usersRepo = {
       accountId,
       emailLower,
     ]);
-    return r ? map(r) : null;
+    return r ? mapRow(r) : null;
   },
 
   /** The oldest student with this document (a CPF is not unique: families share one). */
@@ -101,13 +117,13 @@ export const usersRepo = {
       'SELECT * FROM users WHERE account_id = ? AND document = ? ORDER BY id LIMIT 1',
       [accountId, document],
     );
-    return r ? map(r) : null;
+    return r ? mapRow(r) : null;
   },
 
   /** Auto-login tokens are random and global: the token alone names the student and account. */
   async findByAutoLoginToken(tx: Tx, token: string): Promise<User | null> {
     const r = await tx('users').where('auto_login_token', token).first();
-    return r ? map(r) : null;
+    return r ? mapRow(r) : null;
   },
 
   /**
