@@ -69,9 +69,5 @@ export function filtersHash(filters: Record<string, unknown>): string {
   const entries = Object.entries(filters)
     .filter(([, v]) => v !== undefined && v !== null)
     .sort(([a], [b]) => a.localeCompare(b));
-  return crypto
-    .createHash('sha256')
-    .update(JSON.stringify(entries))
-    .digest('base64url')
-    .slice(0, 16);
+  return crypto.hash('sha256', JSON.stringify(entries), 'base64url').slice(0, 16);
 }

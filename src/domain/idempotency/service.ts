@@ -44,10 +44,7 @@ function canonical(value: unknown): string {
 }
 
 export function requestHash(method: string, path: string, body: unknown): string {
-  return crypto
-    .createHash('sha256')
-    .update(`${method} ${path}\n${canonical(body)}`)
-    .digest('hex');
+  return crypto.hash('sha256', `${method} ${path}\n${canonical(body)}`, 'hex');
 }
 
 export class IdempotencyService {

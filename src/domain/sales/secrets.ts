@@ -2,8 +2,7 @@
 import crypto from 'node:crypto';
 import type { Delivery } from './deliveries-repo.ts';
 
-export const hashSecret = (secret: string) =>
-  crypto.createHash('sha256').update(secret, 'utf8').digest('hex');
+export const hashSecret = (secret: string) => crypto.hash('sha256', secret, 'hex');
 
 /** Compares a presented secret with the stored hash in constant time. */
 export function secretMatches(d: Delivery, presented: string | undefined): boolean {
