@@ -264,6 +264,32 @@ t('after 48 hours the same key is a new request', async ({ b }) => {
   assert.is(after.body.data.name, 'b');
 });
 
+t('sweep.idempotency deletes the records older than 48 h and keeps the rest', async ({ b }) => {
+  const create = (key: string, name: string) =>
+    b.api('POST', '/api/v3/credentials', {
+      key,
+      body: { name, permissions: ['users.read'] },
+    });
+  const count = async () => {
+    const [row] = await b.app
+      .db('idempotency_keys')
+      .where('credential_id', b.credentialId)
+      .count({ n: '*' });
+    return Number(row!.n);
+  };
+  const before = await count();
+  for (const name of ['s1', 's2', 's3']) assert.is((await create(newKey(), name)).status, 201);
+  b.clock.advance(49 * HOUR);
+  const young = newKey();
+  assert.is((await create(young, 's4')).status, 201);
+  assert.is(await count(), before + 4);
+  await b.app.services.idempotency.purgeExpired();
+  // Everything from before the 49 hours went (this suite's earlier records too); the young one stays.
+  assert.is(await count(), 1);
+  // Still remembered: a credential's answer (its secret) is never replayed.
+  assert.is((await create(young, 's4')).body.error.code, 'secret_not_replayable');
+});
+
 t('keys are scoped per credential', async ({ b }) => {
   const other = await b.app.services.accounts.createRootCredential({
     accountId: b.accountId,
