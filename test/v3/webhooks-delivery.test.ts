@@ -2,11 +2,14 @@
 // the `standardwebhooks` package, the retry schedule on the test clock (5 s ... 10 h, then dead),
 // masked excerpts, 410 Gone, cancellation, secret rotation overlaps, replays, a slow endpoint
 // that delays nobody else, a burst in one transaction, and a lease left by a worker that died.
+import http from 'node:http';
+import type { AddressInfo } from 'node:net';
 import { suite } from 'uvu';
 import * as assert from 'uvu/assert';
 import { Webhook } from 'standardwebhooks';
 import { DAY, HOUR } from '../../src/clock.ts';
 import { PER_ENDPOINT, RETRY_MS, WINDOW_MS } from '../../src/domain/webhooks/schedule.ts';
+import { idleMs, IDLE_MS } from '../../src/domain/webhooks/sender.ts';
 import { transaction } from '../../src/db/tx.ts';
 import { boot, newKey, type Booted } from '../helpers/app.ts';
 import { waitFor } from '../helpers/operations.ts';
@@ -293,6 +296,100 @@ t(
       assert.not.ok(signatures(r2!).includes(expected(s2, r2!)));
     } finally {
       await e.close();
+    }
+  },
+);
+
+/**
+ * A receiver that answers 204 (with `keepAlive` as its Keep-Alive header, if any), counts the
+ * connections it accepts and the requests by webhook-id; `reset(n)` says which requests it reads
+ * and then answers by resetting the connection.
+ */
+async function rawReceiver(keepAlive?: string, reset: (n: number) => boolean = () => false) {
+  let n = 0;
+  const ids: string[] = [];
+  const server = http.createServer((req, res) => {
+    const count = ++n;
+    ids.push(String(req.headers['webhook-id']));
+    req.resume();
+    req.on('end', () => {
+      if (reset(count)) return req.socket.resetAndDestroy();
+      res.writeHead(204, keepAlive ? { 'keep-alive': keepAlive } : {}).end();
+    });
+  });
+  let connections = 0;
+  server.on('connection', () => connections++);
+  await new Promise<void>((r) => server.listen(0, '127.0.0.1', r));
+  return {
+    url: `http://127.0.0.1:${(server.address() as AddressInfo).port}/hook`,
+    ids,
+    connections: () => connections,
+    close: () =>
+      new Promise<void>((r) => server.close(() => r())).then(() => server.closeAllConnections()),
+  };
+}
+
+t(
+  'a reused connection reset after the request was read: one failed attempt, sent once',
+  async ({ b }) => {
+    const rcv = await rawReceiver(undefined, (n) => n === 2);
+    const hook = await createWebhook(b, rcv.url);
+    try {
+      await createUser(b);
+      await settle(b, hook.id, (l) => l[0]?.status === 'delivered');
+      await createUser(b);
+      const list = await settle(
+        b,
+        hook.id,
+        (l) => l.length === 2 && l[0]?.attempts_count === 1 && l[0]?.status === 'failed',
+      );
+      const d = list[0];
+      assert.is(rcv.connections(), 1, 'the second delivery went over the kept-alive connection');
+      assert.ok(d.last_attempt.transport_error, JSON.stringify(d.last_attempt));
+      assert.is(d.last_attempt.http_status, null);
+      assert.is(
+        rcv.ids.filter((id) => id === rcv.ids[1]).length,
+        1,
+        'sent once, not again at once',
+      );
+      await advance(b, RETRY_MS[0]!);
+      const [again] = await settle(b, hook.id, (l) => l[0]?.status === 'delivered');
+      assert.is(again.attempts_count, 2);
+      assert.is(rcv.ids.length, 3);
+    } finally {
+      await b.api('DELETE', `${W}/${hook.id}`);
+      await rcv.close();
+    }
+  },
+);
+
+t(
+  "idle connections close before the receiver's Keep-Alive timeout says it closes them",
+  async ({ b }) => {
+    assert.equal(
+      [idleMs(undefined), idleMs('timeout=60'), idleMs('timeout=3, max=100'), idleMs('timeout=1')],
+      [IDLE_MS, IDLE_MS, 2000, 0],
+    );
+    for (const [hint, connections] of [
+      [undefined, 1],
+      ['timeout=1', 3],
+    ] as const) {
+      const rcv = await rawReceiver(hint);
+      const hook = await createWebhook(b, rcv.url);
+      try {
+        for (let i = 1; i <= 3; i++) {
+          await createUser(b);
+          await settle(
+            b,
+            hook.id,
+            (l) => l.length === i && l.every((d) => d.status === 'delivered'),
+          );
+        }
+        assert.is(rcv.connections(), connections, String(hint));
+      } finally {
+        await b.api('DELETE', `${W}/${hook.id}`);
+        await rcv.close();
+      }
     }
   },
 );

@@ -4,6 +4,8 @@
 //   (src/db/purge.ts), as the audit sweep does, so their created_at indexes go.
 // - The lookup by document (CPF) only ever asks for a document, so its index keeps only the users
 //   that have one.
+// - The deliveries waiting for a free slot of their endpoint are found by an index of their own:
+//   the due_at index walked every endpoint's due rows, so one endpoint's backlog slowed the others.
 import type { Knex } from 'knex';
 
 export async function up(knex: Knex): Promise<void> {
@@ -21,9 +23,15 @@ export async function up(knex: Knex): Promise<void> {
       predicate: knex.whereNotNull('document'),
     });
   });
+  await knex.schema.alterTable('webhook_deliveries', (t) => {
+    t.index(['endpoint_id', 'waiting', 'due_at', 'id'], 'webhook_deliveries_waiting_index');
+  });
 }
 
 export async function down(knex: Knex): Promise<void> {
+  await knex.schema.alterTable('webhook_deliveries', (t) => {
+    t.dropIndex(['endpoint_id', 'waiting', 'due_at', 'id'], 'webhook_deliveries_waiting_index');
+  });
   await knex.schema.alterTable('users', (t) => {
     t.dropIndex(['account_id', 'document'], 'users_account_document_index');
   });

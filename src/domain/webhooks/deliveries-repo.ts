@@ -160,13 +160,13 @@ export const deliveriesRepo = {
 
   /** Up to `limit` deliveries that wait for a free slot of the endpoint, longest waiting first. */
   async waiting(tx: Tx, endpointId: number, limit: number, now: string): Promise<number[]> {
-    // A waiting delivery is due (its due_at has passed): the due_at index finds the few due rows,
-    // where the endpoint's index would walk its whole history (`+` keeps SQLite off that index).
+    // The (endpoint, waiting, due_at, id) index (migration 013) walks only this endpoint's
+    // waiting rows, in order: neither another endpoint's backlog nor this one's history.
     const rows = await allRows<{ id: unknown }>(
       tx,
-      'SELECT id FROM webhook_deliveries WHERE due_at <= ? AND +endpoint_id = ? AND waiting = ? ' +
+      'SELECT id FROM webhook_deliveries WHERE endpoint_id = ? AND waiting = ? AND due_at <= ? ' +
         'ORDER BY due_at, id LIMIT ?',
-      [now, endpointId, true, limit],
+      [endpointId, true, now, limit],
     );
     return rows.map((r) => Number(r.id));
   },

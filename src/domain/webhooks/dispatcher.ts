@@ -415,6 +415,9 @@ export class WebhookDispatcher {
       await this.jobs.enqueue(tx, DELIVER_TASK, job, { runAt: new Date(next) });
     // A slot of the endpoint is free: the next delivery that found it full takes it.
     if (!live) return none;
+    // Stopping: the waiting ones stay waiting (and due), for the other instances' finishing
+    // attempts and the next process's sweep; taking one here would only drop it from the line.
+    if (this.closing) return none;
     if (!handOver) {
       const woken = await repo.takeWaiting(tx, endpoint.id, 1, iso);
       return { next: null, woken, look: woken.length === 0 };
@@ -428,6 +431,7 @@ export class WebhookDispatcher {
       if (next === FULL) break;
       if (next) return { next, woken: [] };
     }
-    return none;
+    // Nothing claimed here: whatever waits is looked for again after the commit.
+    return { next: null, woken: [], look: true };
   }
 }

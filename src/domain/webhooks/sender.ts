@@ -127,7 +127,6 @@ export class WebhookSender {
     headers: Record<string, string>,
     body: string,
     signal: AbortSignal,
-    fresh = false,
   ): Promise<{ status: number; raw: Buffer }> {
     const secure = url.protocol === 'https:';
     const host = hostOf(url);
@@ -143,7 +142,7 @@ export class WebhookSender {
         servername: secure && !net.isIP(host) ? host : undefined,
         // Kept-alive connections are pooled by the address connected to (and, for https, the
         // server name): a connection is reused only for the address this attempt just checked.
-        agent: fresh ? false : secure ? this.httpsAgent : this.httpAgent,
+        agent: secure ? this.httpsAgent : this.httpAgent,
         signal,
         headers: {
           ...headers,
@@ -153,13 +152,11 @@ export class WebhookSender {
           'user-agent': 'SchoolPlatform-Webhooks/1',
         },
       });
-      req.on('error', (err: NodeJS.ErrnoException) => {
-        // The receiver closed an idle kept-alive connection as we reused it: nothing was read
-        // there, so the attempt goes again, once, on a new connection (within the same timeout).
-        if (req.reusedSocket && !signal.aborted && STALE.has(err.code ?? ''))
-          this.request(url, to, headers, body, signal, true).then(resolve, reject);
-        else reject(err);
-      });
+      // No second try on a new connection when a reused one fails: the receiver may have read
+      // and acted on the request before it reset (every send must be a recorded attempt). The
+      // attempt fails and the retry schedule sends it again; idle connections close before the
+      // receiver's own keep-alive timeout says it would close them (keepAlive below).
+      req.on('error', reject);
       req.on('response', (res) => {
         const chunks: Buffer[] = [];
         let size = 0;
@@ -190,26 +187,36 @@ export class WebhookSender {
   }
 }
 
-/** Errors of a reused connection that the receiver had closed meanwhile. */
-const STALE = new Set(['ECONNRESET', 'EPIPE', 'ECONNABORTED']);
-
 /** Idle kept-alive connections close after this (below Node's 5 s server default). */
 export const IDLE_MS = 4000;
 
 /**
- * Keeps connections alive between attempts and closes idle ones after IDLE_MS (or sooner, when
- * the receiver's Keep-Alive header says so). At most one connection per attempt under way, which
- * the per-endpoint limit bounds.
+ * How long a connection may stay idle for the receiver that answered on it: IDLE_MS, or a second
+ * less than its `Keep-Alive: timeout=N` when that is shorter (0: do not keep it). Node applies the
+ * hint only below an agent-wide socket timeout, which would also time active requests.
+ */
+export function idleMs(keepAliveHeader: string | string[] | undefined): number {
+  const hint = /^\s*timeout=(\d+)/i.exec(String(keepAliveHeader ?? ''))?.[1];
+  if (hint === undefined) return IDLE_MS;
+  return Math.max(0, Math.min(IDLE_MS, Number(hint) * 1000 - 1000));
+}
+
+/**
+ * Keeps connections alive between attempts and closes idle ones after idleMs. At most one
+ * connection per attempt under way, which the per-endpoint limit bounds.
  */
 function keepAlive<T extends http.Agent>(agent: T): T {
   // Typed as returning nothing; Node's returns whether the connection may be kept.
   const a = agent as unknown as { keepSocketAlive(socket: net.Socket): boolean };
   const keep = a.keepSocketAlive.bind(agent);
   a.keepSocketAlive = (socket) => {
-    const ok = keep(socket);
-    if (ok && (socket.timeout === undefined || socket.timeout === 0 || socket.timeout > IDLE_MS))
-      socket.setTimeout(IDLE_MS);
-    return ok;
+    if (!keep(socket)) return false;
+    const res = (socket as unknown as { _httpMessage?: { res?: http.IncomingMessage } })
+      ._httpMessage?.res;
+    const ms = idleMs(res?.headers['keep-alive']);
+    if (ms === 0) return false;
+    socket.setTimeout(ms);
+    return true;
   };
   return agent;
 }
