@@ -108,7 +108,13 @@ export class SqliteJobs implements JobEngine {
     clearTimeout(this.timer);
     for (const t of this.timers) clearInterval(t);
     this.unsubscribe?.();
-    await Promise.allSettled([...this.running]);
+    // A claim under way when stop began adds its jobs to `running` after this: wait for it too,
+    // so that every job that ran is deleted here (one left behind would run again at the next
+    // start).
+    while (this.pumping || this.running.size > 0) {
+      if (this.running.size > 0) await Promise.allSettled([...this.running]);
+      else await new Promise((resolve) => setImmediate(resolve));
+    }
     await this.deleteFinished();
   }
 
