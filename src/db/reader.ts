@@ -17,6 +17,8 @@ import type { Db } from './engine.ts';
 
 /** The tables whose rows `stable` reads may keep across this process's other commits. */
 const STABLE = /\b(credentials|accounts)\b/i;
+/** A deferred transaction (knex's own `BEGIN;`), not the group committer's BEGIN IMMEDIATE. */
+const DEFERRED_BEGIN = /^\s*BEGIN(\s+DEFERRED)?(\s+TRANSACTION)?\s*;?\s*$/i;
 
 interface ReadConnection {
   conn: Database.Database;
@@ -42,6 +44,11 @@ interface ReadConnection {
   fresh: boolean;
   /** The writer's data_version was read in this turn (this process's commits never move it). */
   writerFresh: boolean;
+  /**
+   * The writer's open transaction began deferred: its snapshot freezes the writer's
+   * data_version, so another process's commit cannot be seen there until it ends.
+   */
+  deferred: boolean;
 }
 
 /** Past this many remembered rows, they are all forgotten (a crude bound, rarely reached). */
@@ -79,6 +86,7 @@ export function attachSideConnections(
     writerSeen: null,
     fresh: false,
     writerFresh: false,
+    deferred: false,
   };
   readers.set(db, reader);
   // Every write of this process, in a transaction or not, holds the writer connection and is
@@ -99,8 +107,8 @@ export const hasSideConnections = (db: Db): boolean => readers.has(db);
 
 /**
  * The writer connection (each one the pool creates): its statements that name a stable table and
- * are not plain SELECTs mark a stable write when they run, so a row read before it commits is not
- * kept past the commit.
+ * may write (not `readonly`) mark a stable write when they run, so a row read before it commits
+ * is not kept past the commit; a deferred BEGIN is noted (see `deferred`).
  */
 export function trackWrites(db: Db, writer: Database.Database): void {
   const reader = readers.get(db);
@@ -118,7 +126,16 @@ export function trackWrites(db: Db, writer: Database.Database): void {
   const prepare = writer.prepare.bind(writer);
   (writer as any).prepare = (sql: string) => {
     const stmt = prepare(sql);
-    if (!STABLE.test(sql) || /^\s*select\b/i.test(sql)) return stmt;
+    if (DEFERRED_BEGIN.test(sql)) {
+      const run = stmt.run.bind(stmt);
+      (stmt as any).run = (...args: unknown[]) => {
+        reader.deferred = true;
+        return run(...args);
+      };
+      return stmt;
+    }
+    // `readonly` (SQLite's own answer): SELECT and WITH ... SELECT, not INSERT ... RETURNING.
+    if (!STABLE.test(sql) || stmt.readonly) return stmt;
     for (const method of ['run', 'get', 'all', 'iterate'] as const) {
       const fn = (stmt as any)[method].bind(stmt);
       (stmt as any)[method] = (...args: unknown[]) => {
@@ -153,7 +170,7 @@ export async function closeSideConnections(db: Db): Promise<void> {
  * event-loop turn: the reads of one turn see the database as its first read saw it, unless this
  * process wrote in between. Another process's commit is seen from the next turn on.
  */
-function checkVersions(reader: ReadConnection): void {
+function checkVersions(reader: ReadConnection): boolean {
   if (!reader.fresh) {
     const version = reader.version.get();
     if (version !== reader.seen) {
@@ -163,9 +180,17 @@ function checkVersions(reader: ReadConnection): void {
     reader.fresh = true;
     setImmediate(() => (reader.fresh = false));
   }
+  const writer = reader.writer;
+  if (writer && !writer.inTransaction) reader.deferred = false;
+  // Inside a deferred transaction the writer cannot tell (see `deferred`): stable rows are not
+  // trusted until it ends. BEGIN IMMEDIATE holds the write lock: no other process commits then.
+  if (writer?.inTransaction && reader.deferred) {
+    reader.stableRows.clear();
+    reader.writerSeen = null;
+    return false;
+  }
   if (!reader.writerFresh) {
-    const writer = reader.writerVersion;
-    const writerVersion = writer && writer.database.open ? writer.get() : null;
+    const writerVersion = writer && writer.open ? reader.writerVersion!.get() : null;
     if (writerVersion === null || writerVersion !== reader.writerSeen) {
       reader.stableRows.clear();
       reader.writerSeen = writerVersion;
@@ -173,6 +198,7 @@ function checkVersions(reader: ReadConnection): void {
     reader.writerFresh = true;
     setImmediate(() => (reader.writerFresh = false));
   }
+  return true;
 }
 
 /**
@@ -188,9 +214,9 @@ export function readCached(
 ): { row: unknown } | undefined {
   const reader = readers.get(db);
   if (!reader) return undefined;
-  checkVersions(reader);
+  const stableTrusted = checkVersions(reader);
   let rows = reader.rows;
-  if (stable && reader.writerVersion) {
+  if (stable && stableTrusted && reader.writerVersion) {
     // Written by this process since those rows were read: forget them.
     const state = String(reader.stableWrites);
     if (reader.stableSeen !== state) {
