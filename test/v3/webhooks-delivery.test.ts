@@ -495,6 +495,68 @@ t('an attempt whose worker died is sent again once its lease has run out', async
 });
 
 t(
+  "the sweep recovers an expired lease even behind another endpoint's waiting backlog",
+  async ({ b }) => {
+    let release!: () => void;
+    const gate = new Promise<void>((r) => (release = r));
+    // A slow endpoint fills its slots; more of its deliveries wait, due since they were recorded.
+    const slow = await endpoint(b, () => gate.then(() => ({ status: 200 })), {
+      event_types: ['tag.assigned'],
+    });
+    const other = await endpoint(b, (_r, n) => ({ status: n === 1 ? 500 : 200 }), {
+      event_types: ['user.created'],
+    });
+    try {
+      const user = await createUser(b);
+      for (let i = 0; i < PER_ENDPOINT + 6; i++) {
+        const tag = await b.api('POST', '/api/v3/tags', {
+          body: { name: `sweep-${newKey()}` },
+          key: newKey(),
+        });
+        await b.api('PUT', `/api/v3/users/${user.id}/tags/${tag.body.data.id}`, { key: newKey() });
+      }
+      const held = await settle(
+        b,
+        slow.id,
+        (l) => l.filter((x) => x.status === 'in_progress').length === PER_ENDPOINT,
+      );
+      assert.is(held.filter((x) => x.status === 'pending').length, 6);
+      // The other endpoint's delivery failed; a worker that then died holds it under a lease that
+      // has just run out (its retry job is not due: the sweep is what must find it).
+      const [d] = await settle(b, other.id, (l) => l[0]?.status === 'failed');
+      // Its retry is due (the worker claimed it when it was).
+      b.clock.advance(RETRY_MS[0]! + 1000);
+      const expired = new Date(b.clock.now().getTime() - 500).toISOString();
+      await b.app.services
+        .db('webhook_deliveries')
+        .where({ id: Number(d.id) })
+        .update({
+          status: 'in_progress',
+          prior_status: 'failed',
+          lease_owner: 'dead-worker',
+          lease_until: expired,
+          due_at: expired,
+        });
+      // A sweep just large enough for what is due and not waiting (this suite's earlier
+      // endpoints leave some): the 6 waiting deliveries are older than the lease, yet it is
+      // recovered.
+      const [{ n }] = await b.app.services
+        .db('webhook_deliveries')
+        .where('waiting', false)
+        .where('due_at', '<=', b.clock.now().toISOString())
+        .count({ n: '*' });
+      await b.app.services.webhookDispatcher.runDue({ limit: Number(n), wait: true });
+      const [after] = await deliveries(b, other.id);
+      assert.equal([after.id, after.status, after.attempts_count], [d.id, 'delivered', 2]);
+    } finally {
+      release();
+      await slow.close();
+      await other.close();
+    }
+  },
+);
+
+t(
   'replays add attempts (origin replay) to the existing deliveries, as an operation',
   async ({ b }) => {
     // Not `*`: the replay operation's own operation.finished would be delivered too.

@@ -6,6 +6,7 @@
 //   that have one.
 // - The deliveries waiting for a free slot of their endpoint are found by an index of their own:
 //   the due_at index walked every endpoint's due rows, so one endpoint's backlog slowed the others.
+//   The sweep's due_at index leaves the waiting ones out for the same reason.
 import type { Knex } from 'knex';
 
 export async function up(knex: Knex): Promise<void> {
@@ -25,11 +26,15 @@ export async function up(knex: Knex): Promise<void> {
   });
   await knex.schema.alterTable('webhook_deliveries', (t) => {
     t.index(['endpoint_id', 'waiting', 'due_at', 'id'], 'webhook_deliveries_waiting_index');
+    t.dropIndex(['due_at'], 'webhook_deliveries_due_at_index');
+    t.index(['waiting', 'due_at'], 'webhook_deliveries_waiting_due_at_index');
   });
 }
 
 export async function down(knex: Knex): Promise<void> {
   await knex.schema.alterTable('webhook_deliveries', (t) => {
+    t.dropIndex(['waiting', 'due_at'], 'webhook_deliveries_waiting_due_at_index');
+    t.index(['due_at'], 'webhook_deliveries_due_at_index');
     t.dropIndex(['endpoint_id', 'waiting', 'due_at', 'id'], 'webhook_deliveries_waiting_index');
   });
   await knex.schema.alterTable('users', (t) => {

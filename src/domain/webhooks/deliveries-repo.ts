@@ -200,10 +200,28 @@ export const deliveriesRepo = {
 
   /** Deliveries that need a worker now: due attempts, replays, leases of dead workers. */
   async due(tx: Tx, now: string, limit: number): Promise<number[]> {
+    // Not the waiting ones (see waitingEndpoints): a full endpoint's backlog, due since it was
+    // recorded, would fill every sweep and hide other endpoints' retries and expired leases.
     const ids = await tx('webhook_deliveries')
+      .where('waiting', false)
       .where('due_at', '<=', now)
       .orderBy('due_at')
       .limit(limit)
+      .pluck('id');
+    return ids.map(Number);
+  },
+
+  /** The endpoints that have deliveries waiting for a slot (one row per endpoint). */
+  async waitingEndpoints(tx: Tx): Promise<number[]> {
+    const ids = await tx('webhook_endpoints')
+      .whereNull('deleted_at')
+      .whereExists((q) =>
+        q
+          .select(tx.raw('1'))
+          .from('webhook_deliveries as d')
+          .whereRaw('d.endpoint_id = webhook_endpoints.id')
+          .where('d.waiting', true),
+      )
       .pluck('id');
     return ids.map(Number);
   },

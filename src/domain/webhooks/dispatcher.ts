@@ -183,8 +183,13 @@ export class WebhookDispatcher {
   }
 
   /** Every delivery due by the clock; with `wait`, resolves when their attempts have finished. */
-  async runDue(options: { wait?: boolean } = {}): Promise<number> {
-    const ids = await repo.due(this.db, this.iso(), 500);
+  async runDue(options: { wait?: boolean; limit?: number } = {}): Promise<number> {
+    const now = this.iso();
+    const ids = await repo.due(this.db, now, options.limit ?? 500);
+    // Each endpoint with deliveries waiting: its longest-waiting one (a claim takes what slots
+    // are free); the rest follow as attempts finish.
+    for (const endpointId of await repo.waitingEndpoints(this.db))
+      ids.push(...(await repo.waiting(this.db, endpointId, 1, now)));
     const runs: Promise<void>[] = [];
     for (const id of ids) {
       const started = await this.dispatch(id);
