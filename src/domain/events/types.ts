@@ -11,6 +11,21 @@ export interface Event {
   createdAt: string;
 }
 
+/**
+ * The event as every consumer sees it, with `data` exactly as recorded: GET /events, webhook
+ * bodies and event streams send this one shape (a receiver compares them byte for byte).
+ */
+export function eventEnvelope(e: Event) {
+  return {
+    object: 'event' as const,
+    id: String(e.id),
+    type: e.type,
+    version: e.version,
+    created_at: e.createdAt,
+    data: e.data,
+  };
+}
+
 export interface NewEvent {
   accountId: number;
   type: string;

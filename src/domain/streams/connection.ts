@@ -8,7 +8,7 @@ import type { Clock } from '../../clock.ts';
 import { isPostgres, type Db } from '../../db/knex.ts';
 import { inTransaction } from '../../db/tx.ts';
 import type { Logger } from '../../log.ts';
-import type { Event } from '../events/types.ts';
+import { eventEnvelope, type Event } from '../events/types.ts';
 import { streamsRepo as repo } from './repo.ts';
 
 /** Events read per query; the next batch is read once the client has taken this one. */
@@ -47,19 +47,8 @@ export interface ConnectionOptions {
   heartbeatMs: number;
 }
 
-export function envelope(e: Event) {
-  return {
-    object: 'event' as const,
-    id: String(e.id),
-    type: e.type,
-    version: e.version,
-    created_at: e.createdAt,
-    data: e.data,
-  };
-}
-
 const frame = (e: Event) =>
-  `id: ${e.id}\nevent: ${e.type}\ndata: ${JSON.stringify(envelope(e))}\n\n`;
+  `id: ${e.id}\nevent: ${e.type}\ndata: ${JSON.stringify(eventEnvelope(e))}\n\n`;
 
 export class StreamConnection {
   readonly readable: Readable;

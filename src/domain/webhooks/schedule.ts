@@ -1,7 +1,7 @@
 // The delivery schedule and what every attempt sends: retries after the first try, the window
 // they span (`deadline_at`), the concurrency limits, and the event envelope as recorded.
 import { HOUR } from '../../clock.ts';
-import type { Event } from '../events/types.ts';
+import { eventEnvelope, type Event } from '../events/types.ts';
 
 const MIN = 60_000;
 /** After the first try: 5 s, 5 min, 30 min, 2 h, 5 h, 10 h, 10 h. */
@@ -17,14 +17,5 @@ export const PER_PROCESS = 64;
 /** Sealed secrets are bound to their endpoint: a row copied elsewhere does not open. */
 export const secretContext = (endpointId: number) => `webhook_endpoint:${endpointId}`;
 
-/** The event envelope, with `data` exactly as recorded. */
-export function envelope(e: Event): string {
-  return JSON.stringify({
-    object: 'event',
-    id: String(e.id),
-    type: e.type,
-    version: e.version,
-    created_at: e.createdAt,
-    data: e.data,
-  });
-}
+/** A delivery's body: the event envelope, as GET /events/{id} shows it. */
+export const envelope = (e: Event): string => JSON.stringify(eventEnvelope(e));

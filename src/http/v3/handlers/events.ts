@@ -1,20 +1,13 @@
 // Events (as recorded) and the event catalog.
 import type { components } from '../../../../generated/types.ts';
 import type { EventsService } from '../../../domain/events/service.ts';
-import type { Event } from '../../../domain/events/types.ts';
+import { eventEnvelope, type Event } from '../../../domain/events/types.ts';
 import { fromId } from '../../../domain/shared/ids.ts';
 import type { Handlers } from './types.ts';
 
 type S = components['schemas'];
 
-export const presentEvent = (e: Event): S['Event'] => ({
-  object: 'event',
-  id: String(e.id),
-  type: e.type,
-  version: e.version,
-  created_at: e.createdAt,
-  data: e.data,
-});
+export const presentEvent = (e: Event): S['Event'] => eventEnvelope(e);
 
 export function eventHandlers(
   events: EventsService,
