@@ -5,6 +5,7 @@
 import { Logger, parseCronItems, run, runMigrations, type Runner } from 'graphile-worker';
 import pg from 'pg';
 import type { Db, Tx } from '../db/engine.ts';
+import { pgConnectionConfig } from '../db/pg-connection.ts';
 import type { Logger as Pino } from '../log.ts';
 import { newWorkerId } from './worker-id.ts';
 import type { EnqueueOptions, JobEngine, JobEngineStatus, Schedule, TaskList } from './types.ts';
@@ -32,15 +33,8 @@ export class PgJobs implements JobEngine {
     private readonly pino: Pino,
   ) {
     this.schema = workerSchema(db);
-    // knex has parsed the connection string by now, and keeps the password out of enumeration.
-    const c = (db.client as { connectionSettings: pg.PoolConfig }).connectionSettings;
     this.pool = new pg.Pool({
-      user: c.user,
-      password: c.password,
-      host: c.host,
-      port: c.port === undefined ? undefined : Number(c.port),
-      database: c.database,
-      ssl: c.ssl,
+      ...pgConnectionConfig(db),
       max: 6,
       // A process that only enqueues (the admin CLI) may exit while connections idle here.
       allowExitOnIdle: true,

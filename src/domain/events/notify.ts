@@ -6,6 +6,7 @@
 //   instance), and each process keeps one LISTEN connection.
 import pg from 'pg';
 import { isPostgres, type Db, type Tx } from '../../db/engine.ts';
+import { pgConnectionConfig } from '../../db/pg-connection.ts';
 import { onSqliteCommit } from '../../db/tx.ts';
 import type { Logger } from '../../log.ts';
 import { eventsRepo } from './repo.ts';
@@ -116,15 +117,7 @@ export class EventNotifier {
 
   private async listen(): Promise<void> {
     if (this.closed) return;
-    const c = (this.db.client as { connectionSettings: pg.ClientConfig }).connectionSettings;
-    const client = new pg.Client({
-      user: c.user,
-      password: c.password,
-      host: c.host,
-      port: c.port === undefined ? undefined : Number(c.port),
-      database: c.database,
-      ssl: c.ssl,
-    });
+    const client = new pg.Client(pgConnectionConfig(this.db));
     const reconnect = (err?: unknown) => {
       if (this.closed || this.client !== client) return;
       if (err) this.logger.warn({ err }, 'event notifier: connection lost; reconnecting');
