@@ -28,6 +28,24 @@ export async function firstRow<T = Record<string, unknown>>(
   return result.rows[0] as T | undefined;
 }
 
+/**
+ * Every row of a portable `?`-parameterized SELECT, on the caller's connection (the transaction's
+ * inside one); on SQLite a cached prepared statement, not the read connection's kept rows.
+ */
+export async function allRows<T = Record<string, unknown>>(
+  tx: Tx,
+  sql: string,
+  params: readonly unknown[],
+): Promise<T[]> {
+  if (isPostgres(tx)) return (await tx.raw(sql, params as any[])).rows as T[];
+  return onConnection(tx, (conn) => statement(conn, sql).all(...sqliteParams(params)) as T[]);
+}
+
+/** `UPDATE table SET a = ?, b = ? WHERE id = ?`: the SQL depends only on the columns named. */
+export function updateSql(table: string, columns: string[], where = 'id = ?'): string {
+  return `UPDATE ${table} SET ${columns.map((c) => `${c} = ?`).join(', ')} WHERE ${where}`;
+}
+
 /** Runs a portable `?`-parameterized write; returns the number of rows changed. */
 export async function execute(tx: Tx, sql: string, params: readonly unknown[]): Promise<number> {
   if (isPostgres(tx)) {

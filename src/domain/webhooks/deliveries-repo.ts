@@ -2,8 +2,7 @@
 // Every function takes the caller's `tx`.
 import type { Tx } from '../../db/engine.ts';
 import { bool, insertId } from '../../db/dialect.ts';
-import { execute, firstRow } from '../../db/statements.ts';
-import { allRows, updateSql } from './rows.ts';
+import { allRows, execute, firstRow, updateSql } from '../../db/statements.ts';
 
 export const DELIVERY_STATUSES = [
   'pending',

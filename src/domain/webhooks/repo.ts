@@ -3,8 +3,7 @@
 import type { Tx } from '../../db/engine.ts';
 import { isPostgres } from '../../db/engine.ts';
 import { insertId } from '../../db/dialect.ts';
-import { firstRow } from '../../db/statements.ts';
-import { allRows } from './rows.ts';
+import { allRows, firstRow } from '../../db/statements.ts';
 
 export type EndpointStatus = 'enabled' | 'disabled';
 
