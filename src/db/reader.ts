@@ -29,9 +29,9 @@ interface ReadConnection {
   /** Rows read at `seen`, by statement and parameters. */
   rows: Map<string, unknown>;
   seen: unknown;
-  /** Rows of stable reads, valid while `stableSeen` is the current stableState(). */
+  /** Rows of stable reads, valid while `stableSeen` is `stableWrites`. */
   stableRows: Map<string, unknown>;
-  stableSeen: string;
+  stableSeen: number;
   /** Bumped by every write of this process to a stable table (when it runs, and at its commit). */
   stableWrites: number;
   writeOpen: boolean;
@@ -77,7 +77,7 @@ export function attachSideConnections(
     rows: new Map(),
     seen: null,
     stableRows: new Map(),
-    stableSeen: '',
+    stableSeen: -1,
     stableWrites: 0,
     writeOpen: false,
     writer: null,
@@ -218,10 +218,9 @@ export function readCached(
   let rows = reader.rows;
   if (stable && stableTrusted && reader.writerVersion) {
     // Written by this process since those rows were read: forget them.
-    const state = String(reader.stableWrites);
-    if (reader.stableSeen !== state) {
+    if (reader.stableSeen !== reader.stableWrites) {
       reader.stableRows.clear();
-      reader.stableSeen = state;
+      reader.stableSeen = reader.stableWrites;
     }
     rows = reader.stableRows;
   }
