@@ -49,7 +49,8 @@ export default {
   timeoutMS: 30_000,
   reporters: ['clear-text', 'progress', 'json'],
   clearTextReporter: { allowColor: false, logTests: false, reportScoreTable: true },
-  jsonReporter: { fileName: `reports/mutation/${name}.json` },
+  // MUTATION_PART names the report of a run limited with --mutate file:lines (a slow module in parts).
+  jsonReporter: { fileName: `reports/mutation/${process.env.MUTATION_PART ?? name}.json` },
   tempDirName: '.stryker-tmp',
   // Stryker links a node_modules directory, not a node_modules that is itself a link (a git
   // worktree's); the docs read files under <root>/node_modules, so the sandbox needs one.
