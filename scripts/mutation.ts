@@ -7,7 +7,10 @@
 import { spawnSync } from 'node:child_process';
 import fs from 'node:fs';
 import path from 'node:path';
-import { modules } from '../mutation/stryker.config.mjs';
+
+// The config is plain JavaScript (Stryker loads it without tsx); only its module names are read here.
+const config = new URL('../mutation/stryker.config.mjs', import.meta.url).href;
+const { modules } = (await import(config)) as { modules: Record<string, unknown> };
 
 const args = process.argv.slice(2);
 const sqliteOnly = args.includes('--sqlite');
@@ -27,7 +30,7 @@ const VALID = [...KILLED, 'Survived', 'NoCoverage'];
 const lines: string[] = [];
 
 for (const name of names.length ? names : Object.keys(modules)) {
-  const env = { ...process.env, MUTATION_MODULE: name };
+  const env: NodeJS.ProcessEnv = { ...process.env, MUTATION_MODULE: name };
   if (sqliteOnly) env.MUTATION_ENGINES = 'sqlite';
   const run = spawnSync('npx', ['stryker', 'run', 'mutation/stryker.config.mjs'], {
     cwd: root,
