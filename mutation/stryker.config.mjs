@@ -34,7 +34,9 @@ const name = process.env.MUTATION_MODULE ?? 'idempotency';
 const mod = modules[name];
 if (!mod) throw new Error(`MUTATION_MODULE: one of ${Object.keys(modules).join(', ')}`);
 const pgUrl = process.env.TEST_DATABASE_URL;
-const uvu = `node --import tsx mutation/uvu.ts '${mod.tests}'`;
+// MUTATION_TESTS: another pattern of suites, for a quicker partial look (its scores are not comparable).
+const tests = process.env.MUTATION_TESTS ?? mod.tests;
+const uvu = `node --import tsx mutation/uvu.ts '${tests}'`;
 const passes = [`env -u TEST_DATABASE_URL ${uvu}`];
 if (mod.postgres && pgUrl && process.env.MUTATION_ENGINES !== 'sqlite')
   passes.push(`TEST_DATABASE_URL='${pgUrl}' ${uvu}`);
