@@ -37,6 +37,8 @@ import { progressHandlers } from './http/v3/handlers/progress.ts';
 import { postbackRoutes } from './http/postbacks.ts';
 import { automationHandlers } from './http/v3/handlers/automations.ts';
 import { eventStreamHandlers } from './http/v3/handlers/event-streams.ts';
+import { fileHandlers } from './http/v3/handlers/files.ts';
+import { storageRoutes } from './http/storage.ts';
 
 export interface AppOptions {
   clock?: Clock;
@@ -92,6 +94,7 @@ export async function createApp(config: Config, options: AppOptions = {}) {
     ...salesHandlers(config.publicBaseUrl, services.deliveries, services.transactions),
     ...enrollmentHandlers(services.enrollments),
     ...progressHandlers(services.progress),
+    ...fileHandlers(services.uploads, services.files),
   };
 
   const koa = new Koa();
@@ -127,6 +130,7 @@ export async function createApp(config: Config, options: AppOptions = {}) {
       streamAudits,
     }),
   );
+  koa.use(storageRoutes({ files: services.files, uploads: services.uploads, clock, onError }));
   koa.use(
     postbackRoutes({ postbacks: services.postbacks, rateLimits: services.rateLimits, onError }),
   );
