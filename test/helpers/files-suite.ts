@@ -1,6 +1,7 @@
 // The file tests, run once per store (test/v3/files-local.test.ts, files-s3.test.ts): every rule
 // of uploads, files and download links through HTTP, on SQLite and PostgreSQL.
 import crypto from 'node:crypto';
+import fs from 'node:fs';
 import { suite } from 'uvu';
 import * as assert from 'uvu/assert';
 import { credentialWith, newKey } from './app.ts';
@@ -415,7 +416,87 @@ export function filesSuite(backend: Backend) {
     },
   );
 
+  t(
+    'a store that fails answers 503 storage_unavailable; nothing committed is lost',
+    async ({ b }) => {
+      const bytes = Buffer.from('survives an outage');
+      const { upload, tags } = await uploadParts(b, bytes);
+      const kept = await uploadParts(b, bytes);
+      const keptFile = (await complete(b, kept.upload.id, kept.tags)).body.data.file_id;
+      const { breakStore, mendStore } = outage(b);
+      await breakStore();
+      try {
+        const created = await createUpload(b, bytes);
+        assert.equal([created.status, created.body.error.code], [503, 'storage_unavailable']);
+        const done = await complete(b, upload.id, tags);
+        assert.equal([done.status, done.body.error.code], [503, 'storage_unavailable']);
+        assert.is((await b.api('GET', `/api/v3/uploads/${upload.id}`)).body.data.status, 'pending');
+      } finally {
+        await mendStore();
+      }
+      const done = await complete(b, upload.id, tags);
+      assert.equal([done.status, done.body.data.status], [200, 'completed']);
+      const got = await download(b, keptFile);
+      assert.ok(got.bytes.equals(bytes));
+    },
+  );
+
+  if (backend === 'local') {
+    t(
+      'signed URLs: a changed signature or path is refused, and they expire after an hour',
+      async ({ b }) => {
+        const bytes = Buffer.from('signed');
+        const created = await createUpload(b, bytes);
+        const url = new URL(created.body.part_urls[0].url);
+        const forged = new URL(url);
+        forged.searchParams.set('signature', '0'.repeat(64));
+        assert.is((await putPart(forged.toString(), bytes)).status, 403);
+        const otherPart = url.toString().replace('/parts/1?', '/parts/2?');
+        assert.is((await putPart(otherPart, bytes)).status, 403);
+        const { upload, tags } = await uploadParts(b, bytes);
+        const fileId = (await complete(b, upload.id, tags)).body.data.file_id;
+        const link = await b.api('POST', `/api/v3/files/${fileId}/download-links`, {
+          key: newKey(),
+        });
+        const linkUrl = link.body.data.url as string;
+        assert.is((await fetch(linkUrl.replace(`/files/${fileId}?`, '/files/1?'))).status, 403);
+        b.clock.advance(3600_000);
+        assert.is((await fetch(linkUrl)).status, 403);
+        assert.is((await putPart(url.toString(), bytes)).status, 403);
+        const fresh = await b.api('POST', `/api/v3/files/${fileId}/download-links`, {
+          key: newKey(),
+        });
+        assert.is((await fetch(fresh.body.data.url)).status, 200);
+      },
+    );
+
+    t('a part longer than its place in the layout is refused while it streams', async ({ b }) => {
+      const bytes = Buffer.from('exactly this');
+      const created = await createUpload(b, bytes);
+      const r = await putPart(created.body.part_urls[0].url, Buffer.concat([bytes, bytes]));
+      assert.is(r.status, 422);
+      assert.is(JSON.parse(r.text).error.details[0].reason, 'part_too_large');
+    });
+  }
+
   return t;
+}
+
+/** Makes the store fail and mends it: s3rver stops and starts; FILES_DIR becomes a plain file. */
+function outage(b: FilesBoot) {
+  const aside = `${b.filesDir}.aside`;
+  return {
+    async breakStore() {
+      if (b.s3) return b.s3.stop();
+      fs.renameSync(b.filesDir, aside);
+      fs.writeFileSync(b.filesDir, 'not a folder');
+    },
+    async mendStore() {
+      if (b.s3) return b.s3.start();
+      fs.rmSync(b.filesDir);
+      fs.renameSync(aside, b.filesDir);
+    },
+  };
 }
 
 async function fileCount(b: FilesBoot): Promise<number> {
