@@ -10,6 +10,7 @@ import { watch } from './watch.ts';
 import { download, upload } from './files.ts';
 import { createClient } from '../../client/index.ts';
 import { listen } from './listen.ts';
+import { unreachableMessage } from './reach.ts';
 import type { Io } from './io.ts';
 
 const USAGE = `Usage: npm run school -- <command> [options]
@@ -211,7 +212,7 @@ export async function main(argv: string[], io: Io = defaultIo): Promise<number> 
         return 2;
     }
   } catch (err) {
-    io.err(`error: ${describe(err)}`);
+    io.err(`error: ${unreachableMessage(err, baseUrl) ?? describe(err)}`);
     return 1;
   }
 }
