@@ -93,6 +93,14 @@ export const operations = {
   getWebhookDeliveryAttempt: { method: 'GET', path: '/webhooks/{webhook_id}/deliveries/{delivery_id}/attempts/{number}' },
   createWebhookReplay: { method: 'POST', path: '/webhooks/{webhook_id}/replays' },
   createWebhookSecretRotation: { method: 'POST', path: '/webhooks/{webhook_id}/secret-rotations' },
+  createUpload: { method: 'POST', path: '/uploads' },
+  getUpload: { method: 'GET', path: '/uploads/{upload_id}' },
+  cancelUpload: { method: 'PATCH', path: '/uploads/{upload_id}' },
+  completeUpload: { method: 'POST', path: '/uploads/{upload_id}/completions' },
+  listUploadParts: { method: 'GET', path: '/uploads/{upload_id}/parts' },
+  createUploadPartUrls: { method: 'POST', path: '/uploads/{upload_id}/parts' },
+  getFile: { method: 'GET', path: '/files/{file_id}' },
+  createFileDownloadLink: { method: 'POST', path: '/files/{file_id}/download-links' },
 } as const;
 
 export type OperationId = keyof typeof operations;
@@ -112,6 +120,8 @@ export const permissions: readonly string[] = [
   'enrollments.read',
   'enrollments.write',
   'events.read',
+  'files.read',
+  'files.write',
   'operations.manage',
   'operations.read',
   'products.read',

@@ -37,6 +37,8 @@ import { progressHandlers } from './http/v3/handlers/progress.ts';
 import { postbackRoutes } from './http/postbacks.ts';
 import { automationHandlers } from './http/v3/handlers/automations.ts';
 import { eventStreamHandlers } from './http/v3/handlers/event-streams.ts';
+import { fileHandlers } from './http/v3/handlers/files.ts';
+import { storageRoutes } from './http/storage.ts';
 import { listen } from './http/listen.ts';
 import { landingRoute } from './http/landing.ts';
 
@@ -94,6 +96,7 @@ export async function createApp(config: Config, options: AppOptions = {}) {
     ...salesHandlers(config.publicBaseUrl, services.deliveries, services.transactions),
     ...enrollmentHandlers(services.enrollments),
     ...progressHandlers(services.progress),
+    ...fileHandlers(services.uploads, services.files),
   };
 
   const koa = new Koa();
@@ -129,6 +132,7 @@ export async function createApp(config: Config, options: AppOptions = {}) {
       streamAudits,
     }),
   );
+  koa.use(storageRoutes({ files: services.files, uploads: services.uploads, clock, onError }));
   koa.use(
     postbackRoutes({ postbacks: services.postbacks, rateLimits: services.rateLimits, onError }),
   );

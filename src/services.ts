@@ -35,6 +35,9 @@ import { WebhooksService } from './domain/webhooks/service.ts';
 import { Metrics } from './metrics.ts';
 import { AutomationsService } from './domain/automations/service.ts';
 import { StreamsService } from './domain/streams/service.ts';
+import { FilesService } from './domain/files/service.ts';
+import { createStorage } from './domain/files/storage/index.ts';
+import { UploadsService } from './domain/files/uploads.ts';
 
 export interface ServiceDeps {
   config: Config;
@@ -51,6 +54,10 @@ export async function createServices({ config, db, clock, logger, ...deps }: Ser
   await verifySecretsKey(db, secretsKey, clock.now().toISOString());
   const cursors = new CursorCodec(await serverKey(db, 'cursor', clock.now().toISOString()), clock);
   const jobs = await createJobEngine(db, clock, logger);
+  const storageKey = await serverKey(db, 'storage', clock.now().toISOString());
+  const storage = createStorage(config, storageKey);
+  const files = new FilesService(db, clock, storage);
+  const uploads = new UploadsService(db, clock, storage);
   // Per set of services, never a global registry (tests run several apps in one process).
   const metrics = new Metrics();
   metrics.watchStorage(db, clock);
@@ -127,6 +134,8 @@ export async function createServices({ config, db, clock, logger, ...deps }: Ser
     eventStreams: new StreamsService(db, clock, logger, events, new CredentialsService(db, clock)),
     webhookDispatcher,
     webhooks,
+    files,
+    uploads,
     webhookDeliveries: new WebhookDeliveries(db, clock, cursors, webhooks, events, operations),
     /**
      * A new OAuth signing key: access tokens already issued keep verifying until they expire;
