@@ -28,6 +28,9 @@ export function closedByClient(ctx: { status: number; state: Record<string, any>
 }
 
 export async function readBody(req: IncomingMessage, limit = MAX_BODY_BYTES): Promise<Buffer> {
+  // Gone before we started reading (while the caller was authenticated, say): its 'close' has
+  // already fired and would never reach the listeners below, leaving the request pending forever.
+  if (req.destroyed) throw new ClientClosedRequest();
   const declared = Number(req.headers['content-length']);
   if (Number.isFinite(declared) && declared > limit) {
     req.resume(); // drain without keeping the bytes, so the connection can answer
