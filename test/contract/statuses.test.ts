@@ -9,6 +9,8 @@ import { suite } from 'uvu';
 import * as assert from 'uvu/assert';
 import YAML from 'yaml';
 import { fixStatuses, missingStatuses, requiredStatuses } from '../../src/contract/statuses.ts';
+import { loadSpec } from '../../src/app.ts';
+import { ContractChecker } from '../helpers/contract.ts';
 
 const ROOT = path.resolve(import.meta.dirname, '../..');
 const t = suite<{ dir: string }>('contract: declared statuses');
@@ -166,6 +168,22 @@ t('the check names each operation and status; --fix writes them in, once', ({ di
     written.stderr.trim().split('\n')[0],
     'listThings (GET /things) does not declare default: an unexpected failure (500)',
   );
+});
+
+t("the suite's contract checker refuses a status only `default` covers", () => {
+  const spec = loadSpec();
+  const error = {
+    error: { code: 'unsupported_media_type', message: 'x', request_id: 'r', details: [] },
+  };
+  const checker = () => new ContractChecker(spec);
+  checker().check('POST', '/api/v3/tags', 415, 'application/json', error);
+  delete spec.paths['/tags'].post.responses['415'];
+  assert.throws(
+    () => checker().check('POST', '/api/v3/tags', 415, 'application/json', error),
+    /status not declared by createTag \(only default covers it\)/,
+  );
+  // 500 is what `default` is for.
+  checker().check('POST', '/api/v3/tags', 500, 'application/json', error);
 });
 
 t.run();
