@@ -15,7 +15,22 @@ export class ClientClosedRequest extends Error {
   }
 }
 
+/**
+ * Marks the request as closed by its client when `err` says so: the request log line says
+ * `client_closed` at info level and the status is 499, never an error line with a stack or a 500.
+ * Every reader of a body (v3, legacy, OAuth forms, postbacks) goes through this.
+ */
+export function closedByClient(ctx: { status: number; state: Record<string, any> }, err: unknown) {
+  if (!(err instanceof ClientClosedRequest)) return false;
+  ctx.status = ClientClosedRequest.STATUS;
+  ctx.state.clientClosed = true;
+  return true;
+}
+
 export async function readBody(req: IncomingMessage, limit = MAX_BODY_BYTES): Promise<Buffer> {
+  // Gone before we started reading (while the caller was authenticated, say): its 'close' has
+  // already fired and would never reach the listeners below, leaving the request pending forever.
+  if (req.destroyed) throw new ClientClosedRequest();
   const declared = Number(req.headers['content-length']);
   if (Number.isFinite(declared) && declared > limit) {
     req.resume(); // drain without keeping the bytes, so the connection can answer
@@ -57,6 +72,15 @@ export async function readBody(req: IncomingMessage, limit = MAX_BODY_BYTES): Pr
     req.on('error', onClose);
     req.on('close', onClose);
   });
+}
+
+/**
+ * The request says its body is JSON: exactly one Content-Type header, `application/json` with any
+ * parameters (not `application/jsonp`). Two Content-Type headers are ambiguous, never one picked.
+ */
+export function isJsonRequest(req: IncomingMessage): boolean {
+  const types = req.headersDistinct['content-type'];
+  return types?.length === 1 && /^application\/json\s*(;|$)/i.test(types[0]!);
 }
 
 const decoder = new TextDecoder('utf-8', { fatal: true });

@@ -7,7 +7,7 @@ import { AppError } from '../errors.ts';
 import { negotiateLocale } from '../i18n/messages.ts';
 import type { RateLimits } from '../domain/ratelimit.ts';
 import type { PostbacksService } from '../domain/sales/postbacks.ts';
-import { parseJson, readBody } from './body.ts';
+import { closedByClient, isJsonRequest, parseJson, readBody } from './body.ts';
 import { renderError, toAppError } from './v3/render.ts';
 
 const PATH = /^\/postbacks\/([^/]+)$/;
@@ -27,8 +27,7 @@ export function postbackRoutes(deps: PostbackDeps): Middleware {
       deliveryId,
       ctx.get('x-postback-secret') || undefined,
     );
-    if (!/^application\/json\s*(;|$)/i.test(ctx.get('content-type')))
-      throw new AppError('unsupported_media_type');
+    if (!isJsonRequest(ctx.req)) throw new AppError('unsupported_media_type');
     const outcome = await deps.postbacks.receive(delivery, parseJson(await readBody(ctx.req)));
     ctx.status = 200;
     ctx.type = 'application/json';
@@ -53,6 +52,7 @@ export function postbackRoutes(deps: PostbackDeps): Middleware {
     try {
       await handle(ctx, decodeURIComponent(m[1]!));
     } catch (err) {
+      if (closedByClient(ctx, err)) return;
       const e = err instanceof URIError ? new AppError('not_found') : toAppError(err);
       if (e.code === 'internal_error') deps.onError(err, ctx);
       renderError(ctx, e, negotiateLocale(ctx.get('accept-language')));

@@ -8,9 +8,10 @@ import { OpenAPIBackend, type Context, type Request } from 'openapi-backend';
 import type { ErrorObject } from 'ajv';
 import { AppError, isAppError } from '../errors.ts';
 import { errorMessage, negotiateLocale, type Locale } from '../i18n/messages.ts';
-import { parseJson, readBody } from '../http/body.ts';
+import { ClientClosedRequest, isJsonRequest, parseJson, readBody } from '../http/body.ts';
 import { newRequestId } from '../domain/shared/ids.ts';
 import { newAjv } from '../http/v3/catalog.ts';
+import { refuseBody } from '../http/v3/validation.ts';
 import { forMocking, inlineRefs } from './document.ts';
 import { validationError } from './errors.ts';
 import { listen } from '../http/listen.ts';
@@ -77,6 +78,15 @@ function prefer(header: string | undefined): { code?: number; example?: string }
   return out;
 }
 
+function decodable(path: string): boolean {
+  try {
+    decodeURIComponent(path);
+    return true;
+  } catch {
+    return false;
+  }
+}
+
 export async function createMock(spec: any) {
   if (!/^3\.1\./.test(String(spec?.openapi)))
     throw new Error('the mock serves OpenAPI 3.1 documents');
@@ -131,21 +141,14 @@ export async function createMock(spec: any) {
     if (url.pathname !== MOCK_BASE && !url.pathname.startsWith(MOCK_BASE + '/'))
       return error(new AppError('not_found'));
     const op = api.router.matchOperation({ method: req.method!, path: url.pathname, headers: {} });
+    // The real server: a path value that does not decode (`/users/%ff`) names nothing.
+    if (op && !decodable(url.pathname)) throw new AppError('not_found');
     const raw = await readBody(req);
-    const isJson = /^application\/json\s*(;|$)/i.test(req.headers['content-type'] ?? '');
+    const isJson = isJsonRequest(req);
     if ((raw.length > 0 || op?.requestBody) && !isJson)
       throw new AppError('unsupported_media_type');
     let body = parseJson(raw);
-    if (op && !op.requestBody && body !== undefined) {
-      const keys =
-        body && typeof body === 'object' && !Array.isArray(body) ? Object.keys(body) : [''];
-      const details = keys.map((k) => ({
-        field: k,
-        code: 'unknown_field',
-        message: 'This operation takes no body.',
-      }));
-      if (keys.length) throw new AppError('unknown_field', { details });
-    }
+    if (op && !op.requestBody) refuseBody(body);
     if (op?.requestBody && body === undefined) body = null; // validated like the server: "must be object"
     const request: Request = {
       method: req.method!,
@@ -165,6 +168,8 @@ export async function createMock(spec: any) {
     try {
       out = await answer(req, url, locale);
     } catch (err) {
+      // A client that hung up mid-body: nobody to answer, and not the mock's fault.
+      if (err instanceof ClientClosedRequest) return void res.destroy();
       if (!isAppError(err)) console.error(err); // the mock's own fault: say what it was
       out = error(isAppError(err) ? err : new AppError('internal_error'));
     }

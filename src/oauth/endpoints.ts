@@ -7,6 +7,7 @@ import { CLIENT_ID } from './constants.ts';
 import { OAuthError } from './tokens.ts';
 import { duplicated, readForm } from './web.ts';
 import { requestLog } from '../http/common.ts';
+import { ClientClosedRequest } from '../http/body.ts';
 
 export function metadata(issuer: string) {
   return {
@@ -77,6 +78,8 @@ export function endpointRoutes(router: Router, web: Web): void {
     try {
       ctx.body = await token(web, ctx);
     } catch (err) {
+      // A client that hung up mid-form is nobody's failure (the OAuth middleware records it).
+      if (err instanceof ClientClosedRequest) throw err;
       const e = err instanceof OAuthError ? err : serverError(web, ctx, err);
       ctx.status = e.status;
       ctx.body = { error: e.error, error_description: e.description };

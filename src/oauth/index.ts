@@ -18,6 +18,7 @@ import { TokenService } from './tokens.ts';
 import { humanVerifier } from './verifier.ts';
 import { cookieNames, malformedHost } from './web.ts';
 import { requestLog } from '../http/common.ts';
+import { closedByClient } from '../http/body.ts';
 
 export { rotateSigningKey } from './keys.ts';
 
@@ -82,6 +83,7 @@ export async function createOAuth(
     try {
       await routes(ctx, () => allowed(ctx, next));
     } catch (err) {
+      if (closedByClient(ctx, err)) return;
       // Pages never show a stack trace; the log has it (without cookies or form values).
       requestLog(ctx, logger).error({ err }, 'oauth page failed');
       const locale = localeOf(ctx);

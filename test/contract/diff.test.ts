@@ -1,7 +1,7 @@
 import { test } from 'uvu';
 import * as assert from 'uvu/assert';
 import { spawnSync } from 'node:child_process';
-import { mkdtempSync, writeFileSync } from 'node:fs';
+import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
@@ -345,6 +345,47 @@ test('new error status is compatible; removed or replaced success status is brea
   ]);
 });
 
+test('declaring the statuses `default` covered, as shared responses, is not breaking', () => {
+  const envelope = { content: { 'application/json': { schema: { type: 'object' } } } };
+  const shared = (description: string) => ({ description, ...envelope });
+  const ref = (name: string) => ({ $ref: `#/components/responses/${name}` });
+  const op = (responses: Obj, description: string) => ({
+    openapi: '3.1.0',
+    info: { title: 'test', version: '3.0.0' },
+    paths: { '/users': { post: { operationId: 'createUser', responses } } },
+    components: {
+      responses: {
+        Error: shared(description),
+        BadRequest: shared('bad'),
+        UnsupportedMediaType: shared('media'),
+        Unprocessable: shared('body'),
+        TooManyRequests: { ...shared('slow down'), headers: { 'Retry-After': { schema: {} } } },
+      },
+    },
+  });
+  const ok = { description: 'ok' };
+  const before = op({ '201': ok, default: ref('Error') }, 'Any other error.');
+  const after = op(
+    {
+      '201': ok,
+      '400': ref('BadRequest'),
+      '415': ref('UnsupportedMediaType'),
+      '422': ref('Unprocessable'),
+      '429': ref('TooManyRequests'),
+      default: ref('Error'),
+    },
+    'An unexpected failure (500).',
+  );
+  const result = diffContracts(before, after);
+  assert.is(result.breaking, false);
+  assert.equal(diff(before, after), [
+    'compatible POST /users response 400: new error response 400',
+    'compatible POST /users response 415: new error response 415',
+    'compatible POST /users response 422: new error response 422',
+    'compatible POST /users response 429: new error response 429',
+  ]);
+});
+
 test('response headers: new is compatible, removed is breaking', () => {
   const op = (headers: Obj) =>
     contract({
@@ -493,6 +534,7 @@ test('an unresolvable $ref is an error, not a silent skip', () => {
 // ------------------------------------------------------------ CLI exit codes
 
 const dir = mkdtempSync(join(tmpdir(), 'contract-diff-'));
+test.after(() => rmSync(dir, { recursive: true, force: true }));
 // Run from the repo root so `--import tsx` resolves, whatever directory the tests start in.
 const root = fileURLToPath(new URL('../..', import.meta.url));
 const script = join(root, 'scripts/contract-diff.ts');

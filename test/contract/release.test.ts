@@ -6,7 +6,7 @@ import { spawnSync } from 'node:child_process';
 import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
-import { stringify } from 'yaml';
+import YAML, { stringify } from 'yaml';
 import { REPO_ROOT, releases } from '../../src/contract/files.ts';
 import { releaseNotes } from '../../src/contract/release.ts';
 
@@ -261,10 +261,53 @@ test('the repository: the changelog starts at the newest release, and CI diffs a
   const newest = releases(REPO_ROOT)[0]!;
   const changelog = read(REPO_ROOT, 'spec/CHANGELOG.md');
   assert.is(/^## (\S+) /m.exec(changelog)?.[1], newest);
-  for (const v of ['3.3.2', '3.3.1', '3.3.0', '3.2.0', '3.1.0', '3.0.0']) {
-    assert.match(changelog, new RegExp(`^## ${v.replace(/\./g, '\\.')} \\(`, 'm'));
-  }
   assert.match(read(REPO_ROOT, '.ci/run'), /^npm run contract:diff -- --latest$/m);
+});
+
+test("the changelog lists only what our releases hold; the specification's history is marked", () => {
+  const changelog = read(REPO_ROOT, 'spec/CHANGELOG.md');
+  const sections = changelog.split(/^(?=## )/m).slice(1);
+  const ours = sections.filter((s) => /^## \d+\.\d+\.\d+ \(/.test(s));
+  // Every release section is a published snapshot, and every snapshot has its section.
+  const versions = ours.map((s) => /^## (\S+)/.exec(s)![1]!);
+  assert.equal(versions, releases(REPO_ROOT));
+  for (const section of ours) {
+    const version = /^## (\S+)/.exec(section)![1]!;
+    const snapshot = YAML.parse(read(REPO_ROOT, `spec/releases/${version}.yaml`));
+    const ids = new Set<string>();
+    for (const item of Object.values<any>(snapshot.paths))
+      for (const op of Object.values<any>(item)) if (op?.operationId) ids.add(op.operationId);
+    for (const [, id] of section.matchAll(/^- `(\w+)` \(/gm))
+      assert.ok(ids.has(id!), `${version} lists ${id}, which its contract does not hold`);
+  }
+  // The first release lists every operation it holds.
+  const first = ours[ours.length - 1]!;
+  const firstIds = [...first.matchAll(/^- `(\w+)` \(.*new operation$/gm)].map((m) => m[1]);
+  const snapshot = YAML.parse(read(REPO_ROOT, `spec/releases/${versions.at(-1)}.yaml`));
+  const held = Object.values<any>(snapshot.paths).flatMap((item) =>
+    Object.values<any>(item).flatMap((op) => (op?.operationId ? [op.operationId] : [])),
+  );
+  assert.equal(firstIds.sort(), held.sort());
+  // Anything else is the specification's history, under a heading that says so.
+  const others = sections.filter((s) => !ours.includes(s));
+  assert.equal(
+    others.map((s) => s.split('\n')[0]),
+    ["## The specification's release history (not releases of this contract)"],
+  );
+});
+
+test("README's first paragraph names only resources the contract has", () => {
+  const readme = read(REPO_ROOT, 'README.md');
+  const first = readme.split('\n\n')[1]!;
+  const spec = YAML.parse(read(REPO_ROOT, 'spec/openapi.yaml'));
+  const paths = Object.keys(spec.paths);
+  for (const word of ['imports', 'exports', 'uploads', 'settings', 'showcases', 'banners']) {
+    if (!new RegExp(`\\b${word}\\b`).test(first)) continue;
+    assert.ok(
+      paths.some((p) => p.split('/').includes(word)),
+      `README advertises ${word}; the contract has no /${word}`,
+    );
+  }
 });
 
 test.run();

@@ -55,7 +55,8 @@ export async function freshDatabase(): Promise<TestDatabase> {
       schema,
       async drop() {
         const a = knexFactory({ client: 'pg', connection: pg, pool: { min: 0, max: 1 } });
-        await a.raw(`DROP SCHEMA IF EXISTS "${schema}" CASCADE`);
+        // The job queue keeps its tables in a twin schema beside the suite's (src/jobs/pg.ts).
+        await a.raw(`DROP SCHEMA IF EXISTS "${schema}", "${schema}_jobs" CASCADE`);
         await a.destroy();
       },
     };

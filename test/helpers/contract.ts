@@ -1,5 +1,6 @@
 // Validates every v3 response a test receives against the contract: the operation's declared
-// schema for that status (or `default`), and the error envelope for routes outside the spec.
+// schema for that status, and the error envelope for errors and routes outside the spec. An
+// operation's error status must be declared by the operation itself: `default` covers 500 only.
 import Ajv2020Import from 'ajv/dist/2020.js';
 import addFormatsImport from 'ajv-formats';
 import { buildCatalog } from '../../src/http/v3/catalog.ts';
@@ -51,6 +52,13 @@ export class ContractChecker {
     if (!contentType?.startsWith('application/json'))
       throw new Error(`${where}: content-type ${contentType}`);
     let ref = 'spec#/components/schemas/Error';
+    if (match && status >= 400 && status !== 500) {
+      const op = this.spec.paths[match.op.path][method.toLowerCase()];
+      if (!op.responses[String(status)])
+        throw new Error(
+          `${where}: status not declared by ${op.operationId} (only default covers it)`,
+        );
+    }
     if (match && status < 400) {
       const op = this.spec.paths[match.op.path][method.toLowerCase()];
       if (!op.responses[String(status)])

@@ -77,6 +77,8 @@ export function checkTarget(raw: string, allowPrivate: boolean): string {
     throw invalid('invalid_format', 'Must be an absolute http or https URL.');
   if (url.username || url.password)
     throw invalid('invalid_format', 'Must not carry a user name or password.');
+  // `new URL` takes port 0 (and refuses past 65535); nothing listens on 0, so no delivery could.
+  if (url.port === '0') throw invalid('invalid_format', 'The port must be between 1 and 65535.');
   if (url.hash) throw invalid('invalid_format', 'Must not carry a fragment (#...).');
   const host = hostOf(url);
   if (!allowPrivate) {

@@ -16,6 +16,8 @@ export class LegacyContract {
   /** The document as served (JSON text, built once). */
   readonly json: string;
   private readonly bodies = new Map<string, ValidateFunction>();
+  /** Operations whose document says `requestBody.required`: no body (or `null`) is a bad one. */
+  private readonly required = new Set<string>();
 
   constructor(readonly doc: any) {
     this.json = JSON.stringify(doc);
@@ -27,6 +29,7 @@ export class LegacyContract {
         const esc = p.replace(/~/g, '~0').replace(/\//g, '~1');
         const ref = `spec#/paths/${esc}/${m}/requestBody/content/application~1json/schema`;
         this.bodies.set(op.operationId, ajv.compile({ $ref: ref }));
+        if (op.requestBody.required) this.required.add(op.operationId);
       }
     }
   }
@@ -36,11 +39,18 @@ export class LegacyContract {
    * `unknown_field` where the schema closes an object) with details; U+0000 is refused everywhere,
    * as PostgreSQL cannot store it.
    */
-  checkBody(operationId: string, body: unknown, locale: Locale): void {
+  checkBody(operationId: string, body: unknown, locale: Locale): unknown {
     const validate = this.bodies.get(operationId);
     if (!validate) throw new Error(`no request schema for ${operationId}`);
+    // A missing body of an operation that requires one is checked as `null`, like v3's, so it
+    // is the same 422 as `[]` or `null` (it was read as `{}`, a 200 that changed nothing).
+    if (body === undefined) {
+      if (!this.required.has(operationId)) return {};
+      body = null;
+    }
     rejectNul(body, 'field', locale);
     check(validate, body, 'field', locale);
+    return body;
   }
 }
 

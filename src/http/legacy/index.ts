@@ -4,7 +4,7 @@
 import type { Context, Middleware } from 'koa';
 import type Router from '@koa/router';
 import { AppError } from '../../errors.ts';
-import { ClientClosedRequest } from '../body.ts';
+import { closedByClient } from '../body.ts';
 import { authenticateLegacy } from './authenticate.ts';
 import type { LegacyDeps, LegacyRouteDeps } from './deps.ts';
 import { renderLegacyError, toLegacyError, type Generation } from './render.ts';
@@ -81,11 +81,7 @@ export function legacyRoutes(deps: LegacyDeps, routers: LegacyRouters = {}): Mid
       await route(ctx, surface);
     } catch (err) {
       // The client hung up mid-body: nobody to answer, and not our failure (as on v3).
-      if (err instanceof ClientClosedRequest) {
-        ctx.status = ClientClosedRequest.STATUS;
-        ctx.state.clientClosed = true;
-        return;
-      }
+      if (closedByClient(ctx, err)) return;
       const e = toLegacyError(err);
       if (e.status >= 500) requestLog(ctx, deps.logger).error({ err }, 'legacy');
       renderLegacyError(ctx, surface.generation, e);

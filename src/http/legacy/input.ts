@@ -17,7 +17,7 @@ const EMAIL = new RegExp(
 
 export const isEmail = (s: string): boolean => s.length <= 320 && EMAIL.test(s);
 
-/** The body, checked against the operation's schema; an empty body is `{}`. */
+/** The body, checked against the operation's schema; an empty one only where it is optional. */
 export async function legacyBody<T>(
   ctx: Context,
   contract: LegacyContract,
@@ -25,15 +25,14 @@ export async function legacyBody<T>(
 ): Promise<T> {
   let body: unknown;
   try {
-    body = parseJson(await readBody(ctx.req)) ?? {};
+    body = parseJson(await readBody(ctx.req));
   } catch (err) {
     if (isAppError(err) && err.code === 'payload_too_large') throw err;
     // Unreadable JSON is a bad body like any other: 422 on the legacy generations.
     if (isAppError(err)) throw new AppError(err.code, { status: 422 });
     throw err;
   }
-  contract.checkBody(operationId, body, negotiateLocale(ctx.get('accept-language')));
-  return body as T;
+  return contract.checkBody(operationId, body, negotiateLocale(ctx.get('accept-language'))) as T;
 }
 
 /**

@@ -15,7 +15,7 @@ import type { CredentialsService } from '../../domain/credentials/service.ts';
 import type { IdempotencyService } from '../../domain/idempotency/service.ts';
 import type { RateLimits } from '../../domain/ratelimit.ts';
 import type { Handlers } from './handlers/types.ts';
-import { ClientClosedRequest } from '../body.ts';
+import { closedByClient } from '../body.ts';
 import { authenticate, type HumanVerifier } from './authenticate.ts';
 import type { Operation } from './catalog.ts';
 import { renderError, renderJson, toAppError } from './render.ts';
@@ -85,11 +85,8 @@ export function v3Pipeline(deps: PipelineDeps): Middleware {
     try {
       await run(ctx, trace, locale);
     } catch (err) {
-      if (err instanceof ClientClosedRequest) {
-        // No one is there to answer; the request log line and the audit entry say what happened.
-        ctx.status = ClientClosedRequest.STATUS;
-        ctx.state.clientClosed = true;
-      } else {
+      // No one is there to answer; the request log line and the audit entry say what happened.
+      if (!closedByClient(ctx, err)) {
         const e = toAppError(err);
         if (e.code === 'internal_error') deps.onError(err, ctx);
         renderError(ctx, e, locale);

@@ -132,6 +132,24 @@ export function check(
   throw new AppError('validation_failed', { details });
 }
 
+/**
+ * An operation without a body accepts none, or `{}`: anything else is 422 `unknown_field`, each
+ * key a detail (at most MAX_DETAILS, like every other list of details), or one detail for a body
+ * that is not an object (`[]`, `5`, `"x"`, `null`). Shared by the server and the mock.
+ */
+export function refuseBody(body: unknown): void {
+  if (body === undefined) return;
+  const keys = body && typeof body === 'object' && !Array.isArray(body) ? Object.keys(body) : [''];
+  if (keys.length === 0) return;
+  throw new AppError('unknown_field', {
+    details: keys.slice(0, MAX_DETAILS).map((k) => ({
+      field: k,
+      code: 'unknown_field',
+      message: 'This operation takes no body.',
+    })),
+  });
+}
+
 export const hasNul = (s: unknown): boolean => typeof s === 'string' && s.includes('\0');
 
 /** Paths (`a.b.0`) of the strings, keys included, that hold U+0000; stops at MAX_DETAILS. */

@@ -7,9 +7,9 @@ import { AppError } from '../../../errors.ts';
 import { detailMessage, type Locale } from '../../../i18n/messages.ts';
 import { hasPermission, type AuthContext } from '../../../domain/auth.ts';
 import { KEY_PATTERN } from '../../../domain/idempotency/service.ts';
-import { parseJson, readBody } from '../../body.ts';
+import { isJsonRequest, parseJson, readBody } from '../../body.ts';
 import type { Operation } from '../catalog.ts';
-import { check, hasNul, rejectNul } from '../validation.ts';
+import { check, hasNul, refuseBody, rejectNul } from '../validation.ts';
 
 export interface Input {
   params: Record<string, string | undefined>;
@@ -51,6 +51,20 @@ export async function readInput(
   check(op.validateQuery, query, 'parameter', locale);
   rejectNul(query, 'parameter', locale);
   if (op.headerNames.has('x-client-request-id')) echoClientRequestId(ctx, locale);
+  // Last-Event-ID names one position: sent twice it is ambiguous, refused rather than one picked.
+  if (
+    (ctx.req.headersDistinct['last-event-id']?.length ?? 0) > 1 &&
+    op.headerNames.has('last-event-id')
+  )
+    throw new AppError('validation_failed', {
+      details: [
+        {
+          parameter: 'Last-Event-ID',
+          code: 'invalid',
+          message: detailMessage('invalid', locale, {}),
+        },
+      ],
+    });
 
   const keys = ctx.req.headersDistinct['idempotency-key'];
   // Reads are naturally idempotent: a key sent with a GET is ignored.
@@ -92,7 +106,7 @@ async function readJsonBody(ctx: Context, op: Operation, locale: Locale): Promis
   const hasContent =
     Number(ctx.get('content-length') || 0) > 0 || ctx.get('transfer-encoding') !== '';
   // Read the header itself: ctx.is() answers null for an empty body.
-  const isJson = /^application\/json\s*(;|$)/i.test(ctx.get('content-type'));
+  const isJson = isJsonRequest(ctx.req);
   if ((op.bodyKind === 'json' || hasContent) && !isJson)
     throw new AppError('unsupported_media_type');
   // HTTP/1.1 framing: no Content-Length and no Transfer-Encoding means no body, so a GET does not
@@ -105,17 +119,6 @@ async function readJsonBody(ctx: Context, op: Operation, locale: Locale): Promis
     if (raw?.includes('\\u0000')) rejectNul(body, 'field', locale);
     return body;
   }
-  // An operation without a body accepts none, or `{}`.
-  if (body === undefined) return undefined;
-  const keys = body && typeof body === 'object' && !Array.isArray(body) ? Object.keys(body) : [''];
-  if (keys.length > 0) {
-    throw new AppError('unknown_field', {
-      details: keys.map((k) => ({
-        field: k,
-        code: 'unknown_field',
-        message: 'This operation takes no body.',
-      })),
-    });
-  }
+  refuseBody(body);
   return undefined;
 }
