@@ -115,8 +115,8 @@ export function batchTypes(deps: BatchDeps): BatchTypes {
     const load = deps.loadScenario;
     types['sandbox.scenario'] = {
       permission: 'sandbox.manage',
-      // The reset and the scenario's parts (school_1000 has 51).
-      maxItems: 1000,
+      // The reset and the scenario's parts (school_1000 has 1,001).
+      maxItems: 1100,
       internal: true,
       apply: (tx, accountId, payload, ctx) => load(tx, accountId, payload, ctx.operationId),
     };

@@ -1,6 +1,7 @@
 // The `empty_school` and `school_1000` scenarios. school_1000: six tags, five products (four
-// published), three deliveries of the `generic` gateway, then 1,000 students in parts of 20, each
-// with 0-2 tags; about 55% buy through a delivery (a postback: transaction, enrollment, the
+// published), three deliveries of the `generic` gateway, then 1,000 students, one per item (a
+// chunk of the operation, 25 items, is one transaction: on SQLite it holds the process's event
+// loop while it runs, so items stay small), each with 0-2 tags; about 55% buy through a delivery (a postback: transaction, enrollment, the
 // delivery's tag), one sale in 20 of those is refunded, about 20% are granted access directly.
 import type { Tx } from '../../db/engine.ts';
 import { Prng } from './prng.ts';
@@ -67,7 +68,7 @@ const LAST = [
 ];
 
 export const STUDENTS = 1000;
-const PER_PART = 20;
+const PER_PART = 1;
 const PRODUCTS = 5;
 const DELIVERIES = 3;
 
@@ -115,8 +116,6 @@ async function loadStudents(t: ScenarioTools, tx: Tx, accountId: number, p: Scen
   const part = Number(p.part.split('.')[1]);
   const rng = new Prng(p.seed, p.part);
   const ids = await sandboxRepo.scenarioCatalog({ tx }, accountId, TAGS);
-  const deliveries = [];
-  for (const id of ids.deliveries) deliveries.push(await t.deliveries.get(accountId, id, tx));
   const counts = { students: 0, sales: 0, refunds: 0, enrollments: 0 };
   for (let i = 0; i < PER_PART; i++) {
     const n = part * PER_PART + i + 1;
@@ -131,8 +130,8 @@ async function loadStudents(t: ScenarioTools, tx: Tx, accountId: number, p: Scen
     for (const tag of rng.sample(ids.tags, rng.int(3)))
       await t.tags.assign(accountId, user.id, tag, { tx });
     const r = rng.next();
-    if (r < 0.55 && deliveries.length) {
-      const d = rng.pick(deliveries);
+    if (r < 0.55 && ids.deliveries.length) {
+      const d = await t.deliveries.get(accountId, rng.pick(ids.deliveries), tx);
       const sale = {
         transaction_id: `ord-${p.seed}-${n}`,
         product_id: d.externalIds[0],
