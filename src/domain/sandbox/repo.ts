@@ -16,7 +16,7 @@ export const sandboxRepo = {
   },
 
   /** The ids a scenario's later parts build on: the named tags, every product and delivery. */
-  async scenarioCatalog({ tx }: { tx: Tx }, accountId: number, tagNames: string[]) {
+  async scenarioCatalog(tx: Tx, accountId: number, tagNames: string[]) {
     const ids = (rows: { id: unknown }[]) => rows.map((r) => Number(r.id));
     return {
       tags: ids(

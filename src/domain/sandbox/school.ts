@@ -115,7 +115,7 @@ async function loadCatalog(t: ScenarioTools, tx: Tx, accountId: number, seed: nu
 async function loadStudents(t: ScenarioTools, tx: Tx, accountId: number, p: ScenarioPayload) {
   const part = Number(p.part.split('.')[1]);
   const rng = new Prng(p.seed, p.part);
-  const ids = await sandboxRepo.scenarioCatalog({ tx }, accountId, TAGS);
+  const ids = await sandboxRepo.scenarioCatalog(tx, accountId, TAGS);
   const counts = { students: 0, sales: 0, refunds: 0, enrollments: 0 };
   for (let i = 0; i < PER_PART; i++) {
     const n = part * PER_PART + i + 1;

@@ -2,6 +2,7 @@
 // data, so a test suite starts from nothing (production accounts: 403 sandbox_only). A scenario
 // resets, then loads a named, reproducible data set (production accounts: 409 sandbox_required).
 import type { Tx } from '../../db/engine.ts';
+import type { InTx } from '../../db/tx.ts';
 import { AppError } from '../../errors.ts';
 import type { AuthContext } from '../auth.ts';
 import type { Operation } from '../operations/repo.ts';
@@ -27,7 +28,7 @@ export class SandboxService {
   constructor(private readonly operations: OperationsService) {}
 
   /** 202: the reset runs as an operation of type `sandbox.reset` with one item. */
-  async reset(auth: AuthContext, opts: { tx?: Tx } = {}): Promise<Operation> {
+  async reset(auth: AuthContext, opts: InTx = {}): Promise<Operation> {
     if (!auth.account.sandbox) throw new AppError('sandbox_only');
     return this.operations.open(auth, 'sandbox.reset', [{ key: 'reset', payload: {} }], opts.tx);
   }
@@ -36,7 +37,7 @@ export class SandboxService {
   async loadScenario(
     auth: AuthContext,
     input: { name: string; seed?: number },
-    opts: { tx?: Tx } = {},
+    opts: InTx = {},
   ): Promise<Operation> {
     if (!auth.account.sandbox) throw new AppError('sandbox_required');
     const scenario = SCENARIOS.get(input.name);

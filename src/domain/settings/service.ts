@@ -4,10 +4,9 @@
 // of its own. The order of checks is the catalog's: 403 replica_readonly, then 412.
 import type { Clock } from '../../clock.ts';
 import type { Db, Tx } from '../../db/knex.ts';
-import { inTransaction } from '../../db/tx.ts';
+import { inTransaction, type InTx } from '../../db/tx.ts';
 import { AppError } from '../../errors.ts';
-import { newRevision } from '../shared/ids.ts';
-import { assertRevision } from '../shared/revision.ts';
+import { guardedWrite } from '../shared/revision.ts';
 import { INITIAL_REVISION, settingsRepo as repo, type SettingsRow } from './repo.ts';
 import {
   applyPatch,
@@ -28,6 +27,16 @@ export interface ProfileSettings {
   values: SettingsValues;
 }
 
+/** 403 replica_readonly, naming the fields the PATCH tried to change. */
+const readonly = (patch: SettingsPatch) =>
+  new AppError('replica_readonly', {
+    details: namedFields(patch).map((field) => ({
+      field,
+      code: 'replica_readonly',
+      message: 'Set by the source account of this replica.',
+    })),
+  });
+
 /** Replica chains are acyclic by construction (a replica names an older account); stop anyway. */
 const MAX_CHAIN = 16;
 
@@ -37,43 +46,40 @@ export class SettingsService {
     private readonly clock: Clock,
   ) {}
 
-  async get(accountId: number, tx: Tx = this.db): Promise<ProfileSettings> {
-    return this.resolve(tx, accountId, await repo.get({ tx }, accountId), 0);
+  async get(accountId: number, { tx = this.db }: InTx = {}): Promise<ProfileSettings> {
+    return this.resolve(tx, accountId, await repo.get(tx, accountId), 0);
   }
 
   async update(
     accountId: number,
     patch: SettingsPatch,
     ifMatch: string | undefined,
-    opts: { tx?: Tx } = {},
+    { tx: outer }: InTx = {},
   ): Promise<ProfileSettings> {
-    return inTransaction(this.db, opts.tx, async (tx) => {
+    return inTransaction(this.db, outer, async (tx) => {
       const now = this.clock.now().toISOString();
-      const own = await repo.lock({ tx }, accountId, now);
-      const current = await this.resolve(tx, accountId, own, 0);
-      if (current.inherited) {
-        throw new AppError('replica_readonly', {
-          details: namedFields(patch).map((field) => ({
-            field,
-            code: 'replica_readonly',
-            message: 'Set by the source account of this replica.',
-          })),
-        });
-      }
-      assertRevision(ifMatch, current.revision);
-      const overrides = applyPatch(own.overrides, patch);
-      // Nothing changes: no new revision (a repeated PATCH keeps the client's ETag valid).
-      if (sameOverrides(overrides, own.overrides)) return current;
-      const revision = newRevision();
-      if (
-        !(await repo.update({ tx }, accountId, own.revision, {
-          overrides,
-          revision,
-          updatedAt: now,
-        }))
-      )
-        throw new AppError('revision_mismatch');
-      return { ...current, revision, values: effective(overrides) };
+      let after: ProfileSettings | null = null;
+      await guardedWrite({
+        load: async () => {
+          const own = await repo.lock(tx, accountId, now);
+          const current = await this.resolve(tx, accountId, own, 0);
+          if (current.inherited) throw readonly(patch);
+          return { ...current, own };
+        },
+        ifMatch,
+        write: async ({ own, ...current }, guard) => {
+          const overrides = applyPatch(own.overrides, patch);
+          // Nothing changes: no new revision (a repeated PATCH keeps the client's ETag valid).
+          if (sameOverrides(overrides, own.overrides)) {
+            after = current;
+            return 1;
+          }
+          const revision = await repo.update(tx, accountId, { overrides, now }, guard);
+          if (revision) after = { ...current, revision, values: effective(overrides) };
+          return revision ? 1 : 0;
+        },
+      });
+      return after!;
     });
   }
 
@@ -83,12 +89,12 @@ export class SettingsService {
     own: SettingsRow | null,
     depth: number,
   ): Promise<ProfileSettings> {
-    const sourceAccountId = await repo.replicaOf({ tx }, accountId);
+    const sourceAccountId = await repo.replicaOf(tx, accountId);
     if (sourceAccountId !== null && depth < MAX_CHAIN) {
       const source = await this.resolve(
         tx,
         sourceAccountId,
-        await repo.get({ tx }, sourceAccountId),
+        await repo.get(tx, sourceAccountId),
         depth + 1,
       );
       if (source.values.propagation.replicas)
