@@ -38,6 +38,7 @@ import { settingsHandlers } from './http/v3/handlers/settings.ts';
 import { postbackRoutes } from './http/postbacks.ts';
 import { automationHandlers } from './http/v3/handlers/automations.ts';
 import { eventStreamHandlers } from './http/v3/handlers/event-streams.ts';
+import { listen } from './http/listen.ts';
 
 export interface AppOptions {
   clock?: Clock;
@@ -158,7 +159,7 @@ export async function createApp(config: Config, options: AppOptions = {}) {
     server,
     release,
     async listen(port = config.port, host = config.host): Promise<number> {
-      await new Promise<void>((resolve) => server.listen(port, host, resolve));
+      await listen(server, port, host);
       // Metrics on a listener of their own (METRICS_PORT), never on the public one.
       if (config.metricsPort !== undefined && !metricsListener)
         metricsListener = await serveMetrics(services.metrics, config.metricsPort, host);
