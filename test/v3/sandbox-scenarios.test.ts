@@ -28,13 +28,17 @@ async function sandbox(b: Booted, name = 'Sandbox') {
   return { id, secret };
 }
 
-/** Loads a scenario and waits for its operation to end (a generous stop, not a speed rule). */
+/**
+ * Loads a scenario and waits for its operation to end. Polls twice a second: every poll is a call
+ * with its audit entry, written beside the load. The stop is generous (a shared, busy machine
+ * took minutes), not a speed rule.
+ */
 async function load(b: Booted, secret: string, body: object) {
   const res = await b.api('POST', SC, { body, key: newKey(), secret });
   assert.is(res.status, 202, JSON.stringify(res.body));
   assert.is(res.body.data.type, 'sandbox.scenario');
   assert.is(res.headers.get('location'), `/api/v3/operations/${res.body.data.id}`);
-  const deadline = Date.now() + 600_000;
+  const deadline = Date.now() + 1_800_000;
   for (;;) {
     const op = (await b.api('GET', `/api/v3/operations/${res.body.data.id}`, { secret })).body.data;
     if (['succeeded', 'partially_succeeded', 'failed', 'canceled'].includes(op.status)) {
@@ -42,7 +46,7 @@ async function load(b: Booted, secret: string, body: object) {
       return op;
     }
     if (Date.now() > deadline) throw new Error(`scenario stuck: ${JSON.stringify(op)}`);
-    await new Promise((r) => setTimeout(r, 50));
+    await new Promise((r) => setTimeout(r, 500));
   }
 }
 
