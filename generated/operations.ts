@@ -123,6 +123,8 @@ export const permissions: readonly string[] = [
   'progress.write',
   'requests.read',
   'sandbox.manage',
+  'settings.read',
+  'settings.write',
   'tags.read',
   'tags.update',
   'transactions.read',
