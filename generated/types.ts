@@ -641,6 +641,65 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/sandbox/scenarios": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Load a scenario into a sandbox account
+         * @description Empties the sandbox account as a reset does, then loads a named, reproducible data set,
+         *     asynchronously: 202 with an operation of type `sandbox.scenario` and a `Location` to poll.
+         *     The same `name` and `seed` give the same data every time (ids and timestamps aside).
+         *     Scenarios: `empty_school` (no students, one product), `school_1000` (1,000 students with
+         *     tags, products, deliveries, sales and enrollments), `every_event` (each event type of the
+         *     catalog recorded once, `operation.finished` being the scenario's own). The data goes
+         *     through the same rules as API calls: events are recorded and webhooks receive them. A
+         *     production account answers 409 `sandbox_required`.
+         */
+        post: operations["createSandboxScenario"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/settings/user-profile": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * Retrieve the user profile settings
+         * @description How students' profiles behave in this account, with an ETag. An account that never
+         *     changed them reads the defaults. In a replica account whose source propagates its settings
+         *     (`propagation.replicas`), these are the source's settings (`replica.inherited: true`).
+         */
+        get: operations["getUserProfileSettings"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        /**
+         * Update the user profile settings
+         * @description Only the fields present change; nested objects are merged. A field set to `null` returns
+         *     to its default (an object set to `null` returns all its fields). Names the body does not
+         *     know answer 422 `unknown_field`; `object`, `revision`, `custom_fields_url`, `replica` and
+         *     `signup_form` are read-only. Optional If-Match (the ETag of the retrieve operation):
+         *     another current revision answers 412 `revision_mismatch`; without it the update applies
+         *     to the current revision. Inherited settings of a replica account answer 403
+         *     `replica_readonly`.
+         */
+        patch: operations["updateUserProfileSettings"];
+        trace?: never;
+    };
     "/operations/batches": {
         parameters: {
             query?: never;
@@ -2766,6 +2825,130 @@ export interface components {
             started_at: components["schemas"]["NullableTimestamp"];
             finished_at: components["schemas"]["NullableTimestamp"];
             expires_at: components["schemas"]["Timestamp"];
+        };
+        /**
+         * @example {
+         *       "name": "school_1000",
+         *       "seed": 42
+         *     }
+         */
+        SandboxScenarioCreate: {
+            /**
+             * @description The data set to load.
+             * @enum {string}
+             */
+            name: "empty_school" | "school_1000" | "every_event";
+            /**
+             * @description Seeds the generator; the same name and seed give the same data.
+             * @default 1
+             */
+            seed?: number;
+        };
+        /** @enum {string} */
+        SettingsLocale: "en-US" | "pt-BR" | "es-ES" | "fr-FR";
+        /**
+         * @example {
+         *       "object": "settings",
+         *       "revision": "4f1c2b7e9a0d4c3b8e6f1a2b3c4d5e6f",
+         *       "custom_fields_url": "https://school.example.com/accounts/12/custom-fields",
+         *       "defaults": {
+         *         "locale": "pt-BR",
+         *         "country": "BR"
+         *       },
+         *       "propagation": {
+         *         "replicas": true
+         *       },
+         *       "replica": {
+         *         "source_account_id": null,
+         *         "inherited": false
+         *       },
+         *       "display": {
+         *         "full_name_in_support": false
+         *       },
+         *       "profile": {
+         *         "hide_address": false,
+         *         "hide_document": true,
+         *         "hide_phone": false,
+         *         "lock_editing": false,
+         *         "lock_email": true
+         *       },
+         *       "signup_form": {
+         *         "embed_url": "https://school.example.com/accounts/12/signup/embed"
+         *       }
+         *     }
+         */
+        UserProfileSettings: {
+            /** @constant */
+            object: "settings";
+            revision: components["schemas"]["Revision"];
+            /** @description Where the account's administrators manage the profile's custom fields (read-only). */
+            custom_fields_url: string;
+            /** @description What a new student's profile starts with. */
+            defaults: {
+                /** @description Default `pt-BR`. */
+                locale: components["schemas"]["SettingsLocale"];
+                /** @description ISO 3166-1 alpha-2; default `BR`. */
+                country: string;
+            };
+            propagation: {
+                /** @description Replica accounts follow these settings, read-only (default true). When false, each replica keeps settings of its own. */
+                replicas: boolean;
+            };
+            /** @description Read-only. */
+            replica: {
+                /** @description The account this one replicates, or null. */
+                source_account_id: components["schemas"]["Id"] | null;
+                /** @description These are the source's settings; updating them here answers 403 `replica_readonly`. */
+                inherited: boolean;
+            };
+            display: {
+                /** @description Support staff see the student's full name (default false). */
+                full_name_in_support: boolean;
+            };
+            /** @description What students see and may change in their own profile; every one defaults to false. */
+            profile: {
+                hide_address: boolean;
+                hide_document: boolean;
+                hide_phone: boolean;
+                lock_editing: boolean;
+                lock_email: boolean;
+            };
+            /** @description Read-only. */
+            signup_form: {
+                /** @description The sign-up form to embed in a page. */
+                embed_url: string;
+            };
+        };
+        UserProfileSettingsResponse: {
+            data: components["schemas"]["UserProfileSettings"];
+        };
+        /**
+         * @description Every field optional; `null` returns a field (or a whole object) to its default.
+         * @example {
+         *       "profile": {
+         *         "lock_email": true,
+         *         "hide_document": null
+         *       }
+         *     }
+         */
+        UserProfileSettingsUpdate: {
+            defaults?: {
+                locale?: components["schemas"]["SettingsLocale"] | null;
+                country?: string | null;
+            } | null;
+            propagation?: {
+                replicas?: boolean | null;
+            } | null;
+            display?: {
+                full_name_in_support?: boolean | null;
+            } | null;
+            profile?: {
+                hide_address?: boolean | null;
+                hide_document?: boolean | null;
+                hide_phone?: boolean | null;
+                lock_editing?: boolean | null;
+                lock_email?: boolean | null;
+            } | null;
         };
         OperationResponse: {
             data: components["schemas"]["Operation"];
@@ -6084,6 +6267,119 @@ export interface operations {
             default: components["responses"]["Error"];
         };
     };
+    createSandboxScenario: {
+        parameters: {
+            query?: never;
+            header: {
+                /** @description Unique key of this request, remembered 48 hours per credential. */
+                "Idempotency-Key": components["parameters"]["IdempotencyKey"];
+            };
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["SandboxScenarioCreate"];
+            };
+        };
+        responses: {
+            /** @description The scenario's load, queued. */
+            202: {
+                headers: {
+                    /** @description The operation's URL. */
+                    Location?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["OperationResponse"];
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            406: components["responses"]["NotAcceptable"];
+            409: components["responses"]["Conflict"];
+            413: components["responses"]["PayloadTooLarge"];
+            415: components["responses"]["UnsupportedMediaType"];
+            422: components["responses"]["Unprocessable"];
+            429: components["responses"]["TooManyRequests"];
+            503: components["responses"]["ServiceUnavailable"];
+            default: components["responses"]["Error"];
+        };
+    };
+    getUserProfileSettings: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The settings. */
+            200: {
+                headers: {
+                    ETag: components["headers"]["ETag"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["UserProfileSettingsResponse"];
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            406: components["responses"]["NotAcceptable"];
+            413: components["responses"]["PayloadTooLarge"];
+            415: components["responses"]["UnsupportedMediaType"];
+            422: components["responses"]["Unprocessable"];
+            429: components["responses"]["TooManyRequests"];
+            503: components["responses"]["ServiceUnavailable"];
+            default: components["responses"]["Error"];
+        };
+    };
+    updateUserProfileSettings: {
+        parameters: {
+            query?: never;
+            header?: {
+                /** @description The ETag last seen; a different current revision answers 412 `revision_mismatch`. */
+                "If-Match"?: components["parameters"]["IfMatch"];
+                /** @description Unique key of this request, remembered 48 hours per credential. */
+                "Idempotency-Key"?: components["parameters"]["IdempotencyKeyOptional"];
+            };
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["UserProfileSettingsUpdate"];
+            };
+        };
+        responses: {
+            /** @description The settings after the update. */
+            200: {
+                headers: {
+                    ETag: components["headers"]["ETag"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["UserProfileSettingsResponse"];
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            406: components["responses"]["NotAcceptable"];
+            409: components["responses"]["Conflict"];
+            412: components["responses"]["PreconditionFailed"];
+            413: components["responses"]["PayloadTooLarge"];
+            415: components["responses"]["UnsupportedMediaType"];
+            422: components["responses"]["Unprocessable"];
+            429: components["responses"]["TooManyRequests"];
+            503: components["responses"]["ServiceUnavailable"];
+            default: components["responses"]["Error"];
+        };
+    };
     createBatchOperation: {
         parameters: {
             query?: never;
@@ -8102,9 +8398,16 @@ export interface operations {
                     };
                 };
             };
+            400: components["responses"]["BadRequest"];
             401: components["responses"]["Unauthorized"];
             403: components["responses"]["Forbidden"];
+            406: components["responses"]["NotAcceptable"];
+            409: components["responses"]["Conflict"];
+            413: components["responses"]["PayloadTooLarge"];
+            415: components["responses"]["UnsupportedMediaType"];
             422: components["responses"]["Unprocessable"];
+            429: components["responses"]["TooManyRequests"];
+            503: components["responses"]["ServiceUnavailable"];
             default: components["responses"]["Error"];
         };
     };
@@ -8129,9 +8432,16 @@ export interface operations {
                     "application/json": components["schemas"]["UploadResponse"];
                 };
             };
+            400: components["responses"]["BadRequest"];
             401: components["responses"]["Unauthorized"];
             403: components["responses"]["Forbidden"];
             404: components["responses"]["NotFound"];
+            406: components["responses"]["NotAcceptable"];
+            413: components["responses"]["PayloadTooLarge"];
+            415: components["responses"]["UnsupportedMediaType"];
+            422: components["responses"]["Unprocessable"];
+            429: components["responses"]["TooManyRequests"];
+            503: components["responses"]["ServiceUnavailable"];
             default: components["responses"]["Error"];
         };
     };
@@ -8163,11 +8473,17 @@ export interface operations {
                     "application/json": components["schemas"]["UploadResponse"];
                 };
             };
+            400: components["responses"]["BadRequest"];
             401: components["responses"]["Unauthorized"];
             403: components["responses"]["Forbidden"];
             404: components["responses"]["NotFound"];
+            406: components["responses"]["NotAcceptable"];
             409: components["responses"]["Conflict"];
+            413: components["responses"]["PayloadTooLarge"];
+            415: components["responses"]["UnsupportedMediaType"];
             422: components["responses"]["Unprocessable"];
+            429: components["responses"]["TooManyRequests"];
+            503: components["responses"]["ServiceUnavailable"];
             default: components["responses"]["Error"];
         };
     };
@@ -8199,11 +8515,17 @@ export interface operations {
                     "application/json": components["schemas"]["UploadResponse"];
                 };
             };
+            400: components["responses"]["BadRequest"];
             401: components["responses"]["Unauthorized"];
             403: components["responses"]["Forbidden"];
             404: components["responses"]["NotFound"];
+            406: components["responses"]["NotAcceptable"];
             409: components["responses"]["Conflict"];
+            413: components["responses"]["PayloadTooLarge"];
+            415: components["responses"]["UnsupportedMediaType"];
             422: components["responses"]["Unprocessable"];
+            429: components["responses"]["TooManyRequests"];
+            503: components["responses"]["ServiceUnavailable"];
             default: components["responses"]["Error"];
         };
     };
@@ -8230,9 +8552,16 @@ export interface operations {
                     };
                 };
             };
+            400: components["responses"]["BadRequest"];
             401: components["responses"]["Unauthorized"];
             403: components["responses"]["Forbidden"];
             404: components["responses"]["NotFound"];
+            406: components["responses"]["NotAcceptable"];
+            413: components["responses"]["PayloadTooLarge"];
+            415: components["responses"]["UnsupportedMediaType"];
+            422: components["responses"]["Unprocessable"];
+            429: components["responses"]["TooManyRequests"];
+            503: components["responses"]["ServiceUnavailable"];
             default: components["responses"]["Error"];
         };
     };
@@ -8266,10 +8595,17 @@ export interface operations {
                     };
                 };
             };
+            400: components["responses"]["BadRequest"];
             401: components["responses"]["Unauthorized"];
             403: components["responses"]["Forbidden"];
             404: components["responses"]["NotFound"];
+            406: components["responses"]["NotAcceptable"];
+            409: components["responses"]["Conflict"];
+            413: components["responses"]["PayloadTooLarge"];
+            415: components["responses"]["UnsupportedMediaType"];
             422: components["responses"]["Unprocessable"];
+            429: components["responses"]["TooManyRequests"];
+            503: components["responses"]["ServiceUnavailable"];
             default: components["responses"]["Error"];
         };
     };
@@ -8296,9 +8632,16 @@ export interface operations {
                     };
                 };
             };
+            400: components["responses"]["BadRequest"];
             401: components["responses"]["Unauthorized"];
             403: components["responses"]["Forbidden"];
             404: components["responses"]["NotFound"];
+            406: components["responses"]["NotAcceptable"];
+            413: components["responses"]["PayloadTooLarge"];
+            415: components["responses"]["UnsupportedMediaType"];
+            422: components["responses"]["Unprocessable"];
+            429: components["responses"]["TooManyRequests"];
+            503: components["responses"]["ServiceUnavailable"];
             default: components["responses"]["Error"];
         };
     };
@@ -8328,9 +8671,17 @@ export interface operations {
                     };
                 };
             };
+            400: components["responses"]["BadRequest"];
             401: components["responses"]["Unauthorized"];
             403: components["responses"]["Forbidden"];
             404: components["responses"]["NotFound"];
+            406: components["responses"]["NotAcceptable"];
+            409: components["responses"]["Conflict"];
+            413: components["responses"]["PayloadTooLarge"];
+            415: components["responses"]["UnsupportedMediaType"];
+            422: components["responses"]["Unprocessable"];
+            429: components["responses"]["TooManyRequests"];
+            503: components["responses"]["ServiceUnavailable"];
             default: components["responses"]["Error"];
         };
     };

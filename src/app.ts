@@ -34,6 +34,7 @@ import type { Handlers } from './http/v3/handlers/types.ts';
 import { salesHandlers } from './http/v3/handlers/sales.ts';
 import { enrollmentHandlers } from './http/v3/handlers/enrollments.ts';
 import { progressHandlers } from './http/v3/handlers/progress.ts';
+import { settingsHandlers } from './http/v3/handlers/settings.ts';
 import { postbackRoutes } from './http/postbacks.ts';
 import { automationHandlers } from './http/v3/handlers/automations.ts';
 import { eventStreamHandlers } from './http/v3/handlers/event-streams.ts';
@@ -97,6 +98,7 @@ export async function createApp(config: Config, options: AppOptions = {}) {
     ...enrollmentHandlers(services.enrollments),
     ...progressHandlers(services.progress),
     ...fileHandlers(services.uploads, services.files),
+    ...settingsHandlers(config.publicBaseUrl, services.settings),
   };
 
   const koa = new Koa();

@@ -20,7 +20,7 @@ import { OperationsService } from './domain/operations/service.ts';
 import { OperationRunner } from './domain/operations/runner.ts';
 import { batchTypes } from './domain/operations/batch-types.ts';
 import { createJobEngine } from './jobs/index.ts';
-import { SandboxService, resetSandbox } from './domain/sandbox/service.ts';
+import { SandboxService, loadScenarioPart, resetSandbox } from './domain/sandbox/service.ts';
 import { PublicationsService } from './domain/catalog/publications.ts';
 import { createSalesServices } from './domain/sales/services.ts';
 import type { Logger } from './log.ts';
@@ -38,6 +38,7 @@ import { StreamsService } from './domain/streams/service.ts';
 import { FilesService } from './domain/files/service.ts';
 import { createStorage } from './domain/files/storage/index.ts';
 import { UploadsService } from './domain/files/uploads.ts';
+import { SettingsService } from './domain/settings/service.ts';
 
 export interface ServiceDeps {
   config: Config;
@@ -89,6 +90,20 @@ export async function createServices({ config, db, clock, logger, ...deps }: Ser
     tags,
     events,
   });
+  const automations = new AutomationsService(db, clock, events, sales.outbox);
+  const reset = resetSandbox(async (tx, accountId) => {
+    await sales.resetAccount(tx, accountId);
+    await catalog.resetAccount(tx, accountId);
+  });
+  const scenarioTools = {
+    users,
+    tags,
+    catalog,
+    enrollments: sales.enrollments,
+    deliveries: sales.deliveries,
+    postbacks: sales.postbacks,
+    automations,
+  };
   const types = batchTypes({
     users,
     tags,
@@ -96,10 +111,8 @@ export async function createServices({ config, db, clock, logger, ...deps }: Ser
     grantEnrollment: (tx, accountId, payload) =>
       sales.enrollments.grant(accountId, payload, { tx }),
     replayDelivery: (tx, accountId, id) => webhookFanOut.requestReplay(tx, accountId, id),
-    resetSandbox: resetSandbox(async (tx, accountId) => {
-      await sales.resetAccount(tx, accountId);
-      await catalog.resetAccount(tx, accountId);
-    }),
+    resetSandbox: reset,
+    loadScenario: loadScenarioPart(scenarioTools, reset),
   });
   const operations = new OperationsService(db, clock, jobs, cursors, types, events);
   const allowPrivate = config.webhookAllowPrivateTargets;
@@ -121,6 +134,7 @@ export async function createServices({ config, db, clock, logger, ...deps }: Ser
     outbox: sales.outbox,
     enrollments: sales.enrollments,
     progress: sales.progress,
+    settings: new SettingsService(db, clock),
     deliveries: sales.deliveries,
     transactions: sales.transactions,
     postbacks: sales.postbacks,
@@ -130,7 +144,7 @@ export async function createServices({ config, db, clock, logger, ...deps }: Ser
     publications: new PublicationsService(catalog, operations),
     operationRunner: new OperationRunner(db, clock, types, events),
     events,
-    automations: new AutomationsService(db, clock, events, sales.outbox),
+    automations,
     eventStreams: new StreamsService(db, clock, logger, events, new CredentialsService(db, clock)),
     webhookDispatcher,
     webhooks,

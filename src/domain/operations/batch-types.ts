@@ -39,6 +39,13 @@ export interface BatchDeps {
     accountId: number,
     operationId: number,
   ) => Promise<Record<string, number>>;
+  /** Applies one item of a sandbox scenario (its reset, or one part of its data). */
+  loadScenario?: (
+    tx: Tx,
+    accountId: number,
+    payload: any,
+    operationId: number,
+  ) => Promise<Record<string, unknown>>;
   /** Adds a replay attempt to one webhook delivery (webhook.replay, started by its own route). */
   replayDelivery?: (
     tx: Tx,
@@ -102,6 +109,16 @@ export function batchTypes(deps: BatchDeps): BatchTypes {
       maxItems: 1,
       internal: true,
       apply: (tx, accountId, _payload, ctx) => reset(tx, accountId, ctx.operationId),
+    };
+  }
+  if (deps.loadScenario) {
+    const load = deps.loadScenario;
+    types['sandbox.scenario'] = {
+      permission: 'sandbox.manage',
+      // The reset and the scenario's parts (school_1000 has 1,001).
+      maxItems: 1100,
+      internal: true,
+      apply: (tx, accountId, payload, ctx) => load(tx, accountId, payload, ctx.operationId),
     };
   }
   if (deps.replayDelivery) {

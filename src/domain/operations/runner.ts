@@ -93,6 +93,10 @@ export class OperationRunner {
         let failed = 0;
         let stop: ErrorBody | null = null;
         for (const item of batch) {
+          // On SQLite every statement is synchronous, so a chunk of heavy items (a scenario's
+          // students) would hold the event loop for its whole length: requests, keep-alive
+          // timers and probes wait behind it. Other work gets a turn between items.
+          await new Promise((r) => setImmediate(r));
           try {
             if (!type) throw new Error(`unknown operation type ${typeName}`);
             const result = await tx.transaction((inner) =>

@@ -88,6 +88,16 @@ export class PostbacksService {
     }
   }
 
+  /**
+   * One postback applied in the caller's transaction (sandbox scenarios load their sales so): the
+   * same parsing, recording, grants and events as a postback that arrives over HTTP.
+   */
+  async receiveIn(tx: Tx, d: Delivery, body: unknown): Promise<PostbackOutcome> {
+    const parsed = gatewayOf(d.gateway)!.parse(body);
+    if ('ignored' in parsed) return { kind: 'ignored', reason: parsed.ignored };
+    return this.apply(tx, d, parsed);
+  }
+
   private async apply(tx: Tx, stale: Delivery, e: SaleEvent): Promise<PostbackOutcome> {
     const seen = await transactionsRepo.find(tx, stale.id, e.transactionId, e.status);
     if (seen) return { kind: 'recorded', transaction: seen, duplicate: true };

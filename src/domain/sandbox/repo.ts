@@ -1,15 +1,35 @@
-// What a sandbox reset deletes: the account's students (their tags go with them), tags and
-// operations. Credentials, administrators, legacy keys and the audit trail stay.
+// What a sandbox reset deletes: the account's students (their tags, enrollments and memberships go
+// with them), tags, Diamond automations and operations. Credentials, administrators, legacy keys,
+// webhooks, events and the audit trail stay.
 import type { Tx } from '../../db/engine.ts';
 
 export const sandboxRepo = {
   async empty(tx: Tx, accountId: number, keepOperation: number): Promise<Record<string, number>> {
     const users = await tx('users').where('account_id', accountId).delete();
     const tags = await tx('tags').where('account_id', accountId).delete();
+    const diamonds = await tx('diamonds').where('account_id', accountId).delete();
     const operations = await tx('operations')
       .where('account_id', accountId)
       .whereNot('id', keepOperation)
       .delete();
-    return { users, tags, operations };
+    return { users, tags, diamonds, operations };
+  },
+
+  /** The ids a scenario's later parts build on: the named tags, every product and delivery. */
+  async scenarioCatalog(tx: Tx, accountId: number, tagNames: string[]) {
+    const ids = (rows: { id: unknown }[]) => rows.map((r) => Number(r.id));
+    return {
+      tags: ids(
+        await tx('tags')
+          .where('account_id', accountId)
+          .whereIn('name', tagNames)
+          .orderBy('id')
+          .select('id'),
+      ),
+      products: ids(await tx('products').where('account_id', accountId).orderBy('id').select('id')),
+      deliveries: ids(
+        await tx('deliveries').where('account_id', accountId).orderBy('id').select('id'),
+      ),
+    };
   },
 };
