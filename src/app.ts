@@ -67,7 +67,6 @@ export async function createApp(config: Config, options: AppOptions = {}) {
   const release: string = spec.info.version;
   const catalog = buildCatalog(spec);
   const services = await createServices({ config, db, clock, logger });
-  const { cursors } = services;
 
   const oauth = await createOAuth({
     db,
@@ -80,7 +79,7 @@ export async function createApp(config: Config, options: AppOptions = {}) {
 
   const handlers: Handlers = {
     ...metaHandlers({ spec, release, catalog, audit: services.audit }),
-    ...credentialHandlers(services.credentials, cursors),
+    ...credentialHandlers(services.credentials),
     ...userHandlers(config.publicBaseUrl, services.users, services.tags),
     ...catalogHandlers(services.catalog),
     ...operationHandlers(services.operations, payloadChecks(spec)),

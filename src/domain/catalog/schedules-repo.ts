@@ -1,5 +1,7 @@
 // Access schedules (table `access_schedules`), read together with their tag (its name is the
 // schedule's name) and whether their product is a copy.
+import { keyset, pages, type PageParams } from '../../db/page.ts';
+import type { CursorCodec } from '../../db/cursor.ts';
 import type { Tx } from '../../db/knex.ts';
 import { bool, insertId } from '../../db/dialect.ts';
 import type { AccessSchedule } from './types.ts';
@@ -35,6 +37,13 @@ export interface Delivery {
   id: number;
 }
 
+const byCreation = keyset('access_schedules.created_at', 'access_schedules.id');
+const schedulePages = pages({
+  list: 'access_schedules',
+  sorts: { created_at: byCreation.asc, '-created_at': byCreation.desc },
+  map,
+});
+
 export const schedulesRepo = {
   map,
 
@@ -50,6 +59,19 @@ export const schedulesRepo = {
       .where('access_schedules.id', id)
       .first();
     return r ? map(r) : null;
+  },
+
+  /** One page of the product's schedules (or of those in its trash), oldest first by default. */
+  page(
+    tx: Tx,
+    cursors: CursorCodec,
+    accountId: number,
+    productId: number,
+    f: { deleted: boolean },
+    p: PageParams,
+  ) {
+    const query = schedulesRepo.listQuery(tx, productId, f.deleted);
+    return schedulePages(query, cursors, { ...p, of: [accountId, productId], filters: f });
   },
 
   /** Unordered: paginate adds the keyset condition and ORDER BY (created_at, id). */

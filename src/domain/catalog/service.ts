@@ -5,8 +5,8 @@
 import { inTransaction } from '../../db/tx.ts';
 import type { Db, Tx } from '../../db/knex.ts';
 import type { Clock } from '../../clock.ts';
-import { paginate, type PageResult } from '../../db/paginate.ts';
-import { filtersHash, type CursorCodec } from '../../db/cursor.ts';
+import type { PageResult } from '../../db/page.ts';
+import type { CursorCodec } from '../../db/cursor.ts';
 import { AppError } from '../../errors.ts';
 import { newRevision } from '../shared/ids.ts';
 import { assertRevision } from '../shared/revision.ts';
@@ -63,24 +63,7 @@ export class CatalogService {
     q: ProductListQuery,
     tx: Tx = this.db,
   ): Promise<PageResult<Product>> {
-    const sortName = q.sort ?? '-created_at';
-    const desc = sortName === '-created_at';
-    const page = await paginate<Record<string, unknown>>(
-      productsRepo.listQuery(tx, accountId, q.status),
-      this.cursors,
-      {
-        scope: `products:${accountId}`,
-        sortName,
-        sort: [
-          { column: 'products.created_at', desc },
-          { column: 'products.id', desc },
-        ],
-        filters: filtersHash({ status: q.status }),
-        limit: q.limit ?? 50,
-        cursor: q.cursor,
-      },
-    );
-    return { rows: page.rows.map(productsRepo.map), page: page.page };
+    return productsRepo.page(tx, this.cursors, accountId, { status: q.status }, q);
   }
 
   /** The product, its default access schedule (and tag), and its copies in replica accounts. */

@@ -1,3 +1,5 @@
+import { keyset, pages, type PageParams } from '../../db/page.ts';
+import type { CursorCodec } from '../../db/cursor.ts';
 import type { Tx } from '../../db/knex.ts';
 import { bool, insertId, json } from '../../db/dialect.ts';
 import { execute, firstRow } from '../../db/statements.ts';
@@ -64,6 +66,13 @@ const map = (r: any): Credential => ({
   updatedAt: r.updated_at,
 });
 
+const byCreation = keyset('created_at', 'id');
+const credentialPages = pages({
+  list: 'credentials',
+  sorts: { '-created_at': byCreation.desc },
+  map,
+});
+
 export const credentialsRepo = {
   async findBySecretHash(
     tx: Tx,
@@ -119,6 +128,12 @@ export const credentialsRepo = {
   async get(tx: Tx, accountId: number, id: number): Promise<Credential | null> {
     const r = await tx('credentials').where({ account_id: accountId, id }).first();
     return r ? map(r) : null;
+  },
+
+  /** One page of the account's credentials, newest first. */
+  page(tx: Tx, cursors: CursorCodec, accountId: number, f: { status?: string }, p: PageParams) {
+    const query = credentialsRepo.listQuery(tx, accountId, f.status);
+    return credentialPages(query, cursors, { ...p, of: [accountId], filters: f });
   },
 
   listQuery(tx: Tx, accountId: number, status: string | undefined) {

@@ -5,8 +5,8 @@
 import { inTransaction } from '../../db/tx.ts';
 import type { Db, Tx } from '../../db/knex.ts';
 import type { Clock } from '../../clock.ts';
-import { paginate, type PageResult } from '../../db/paginate.ts';
-import { filtersHash, type CursorCodec } from '../../db/cursor.ts';
+import type { PageResult } from '../../db/page.ts';
+import type { CursorCodec } from '../../db/cursor.ts';
 import { AppError } from '../../errors.ts';
 import { fromId, newRevision } from '../shared/ids.ts';
 import { assertRevision } from '../shared/revision.ts';
@@ -98,25 +98,10 @@ export class EnrollmentsService {
   ): Promise<PageResult<Enrollment>> {
     const user = userId === null ? null : await usersRepo.get(tx, accountId, userId);
     if (!user) throw new AppError('not_found');
-    const sortName = q.sort ?? '-created_at';
-    const desc = sortName === '-created_at';
     const productId = q.product_id === undefined ? undefined : fromId(q.product_id);
-    const page = await paginate<Record<string, unknown>>(
-      repo.listQuery(tx, user.id, { productId, ended: q.ended, now: this.now() }),
-      this.cursors,
-      {
-        scope: `enrollments:${accountId}:${user.id}`,
-        sortName,
-        sort: [
-          { column: 'enrollments.created_at', desc },
-          { column: 'enrollments.id', desc },
-        ],
-        filters: filtersHash({ product_id: q.product_id, ended: q.ended }),
-        limit: q.limit ?? 50,
-        cursor: q.cursor,
-      },
-    );
-    return { rows: page.rows.map((r) => this.view(repo.map(r))), page: page.page };
+    const filters = { productId, ended: q.ended, now: this.now() };
+    const page = await repo.page(tx, this.cursors, accountId, user.id, filters, q);
+    return { rows: page.rows.map((r) => this.view(r)), page: page.page };
   }
 
   /** The student's enrollments granted by a sale or subscription with this gateway id (v2). */
