@@ -5,7 +5,6 @@ import type { CursorCodec } from '../../db/cursor.ts';
 import type { Tx } from '../../db/knex.ts';
 import { bool, insertId } from '../../db/dialect.ts';
 import type { AccessSchedule } from './types.ts';
-import { deliveriesRepo } from '../sales/deliveries-repo.ts';
 
 const map = (r: any): AccessSchedule => ({
   id: Number(r.id),
@@ -43,6 +42,15 @@ const schedulePages = pages({
   sorts: { created_at: byCreation.asc, '-created_at': byCreation.desc },
   map,
 });
+
+async function grantingDeliveries(tx: Tx, scheduleId: number, status?: string): Promise<number[]> {
+  const q = tx('delivery_products')
+    .join('deliveries', 'deliveries.id', 'delivery_products.delivery_id')
+    .where('delivery_products.access_schedule_id', scheduleId);
+  if (status !== undefined) q.where('deliveries.status', status);
+  const rows = await q.orderBy('deliveries.id').select('deliveries.id');
+  return rows.map((r: any) => Number(r.id));
+}
 
 export const schedulesRepo = {
   map,
@@ -91,15 +99,17 @@ export const schedulesRepo = {
     return q.update(changes);
   },
 
-  // ---- the sales seam: the deliveries (src/domain/sales) that grant a schedule ----
+  // ---- the sales seam: the deliveries that grant a schedule. The query reads the link table
+  // (delivery_products) here rather than calling src/domain/sales, which depends on the catalog:
+  // the catalog must not depend back on it. ----
 
   /** Deliveries that grant this schedule, for `deliveries[]`, oldest first. */
   async deliveries(tx: Tx, scheduleId: number): Promise<Delivery[]> {
-    return (await deliveriesRepo.ofSchedule(tx, scheduleId)).map((id) => ({ id }));
+    return (await grantingDeliveries(tx, scheduleId)).map((id) => ({ id }));
   },
 
   /** Active deliveries that grant this schedule: it cannot go to the trash while any exists. */
   async activeDeliveries(tx: Tx, scheduleId: number): Promise<number> {
-    return (await deliveriesRepo.ofSchedule(tx, scheduleId, 'active')).length;
+    return (await grantingDeliveries(tx, scheduleId, 'active')).length;
   },
 };

@@ -3,28 +3,9 @@ import type { CursorCodec } from '../../db/cursor.ts';
 import type { Tx } from '../../db/knex.ts';
 import { bool, insertId, json } from '../../db/dialect.ts';
 import { execute, firstRow } from '../../db/statements.ts';
-import type { AccountInfo } from '../accounts/types.ts';
+import type { AccountInfo, AuthMode, Credential } from './types.ts';
 
-export type CredentialStatus = 'active' | 'suspended' | 'expired' | 'revoked';
-export type AuthMode = 'autonomous' | 'both' | 'human_required';
-
-export interface Credential {
-  id: number;
-  accountId: number;
-  name: string;
-  environment: 'live' | 'test';
-  status: CredentialStatus;
-  authMode: AuthMode;
-  permissions: string[];
-  secretLast4: string;
-  issuerId: number | null;
-  expiresAt: string | null;
-  lastUsedAt: string | null;
-  revokedAt: string | null;
-  revision: string;
-  createdAt: string;
-  updatedAt: string;
-}
+export type { AccountInfo, AuthMode, Credential, CredentialStatus } from './types.ts';
 
 export interface NewCredential {
   accountId: number;

@@ -7,7 +7,7 @@ import type { Db, Tx } from '../../db/knex.ts';
 import type { Clock } from '../../clock.ts';
 import { AppError, type ErrorDetail } from '../../errors.ts';
 import { detailMessage } from '../../i18n/messages.ts';
-import { hasPermission, type AuthContext, type AccountInfo } from '../auth.ts';
+import { hasPermission, type AuthContext, type AccountInfo } from './auth.ts';
 import { newRevision } from '../shared/ids.ts';
 import { assertRevision } from '../shared/revision.ts';
 import {

@@ -9,7 +9,7 @@ import { AppError, type ErrorDetail } from '../../errors.ts';
 import type { JobEngine } from '../../jobs/types.ts';
 import type { CursorCodec } from '../../db/cursor.ts';
 import type { PageResult } from '../../db/page.ts';
-import { hasPermission, type AuthContext } from '../auth.ts';
+import { hasPermission, type AuthContext } from '../credentials/auth.ts';
 import type { BatchTypes } from './batch-types.ts';
 import { operationsRepo as repo, TERMINAL, type Item, type Operation } from './repo.ts';
 import { noEvents, type EventRecorder } from '../events/types.ts';

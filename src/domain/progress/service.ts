@@ -16,7 +16,7 @@ import { usersRepo, type User } from '../users/repo.ts';
 import { productsRepo } from '../catalog/repo.ts';
 import { replicaReadonly } from '../catalog/errors.ts';
 import type { Product } from '../catalog/types.ts';
-import { fieldError, rejection } from '../enrollments/errors.ts';
+import { fieldError, rejection } from '../shared/rejections.ts';
 import {
   lessonsRepo,
   progressRepo,

@@ -228,16 +228,6 @@ export const deliveriesRepo = {
     return rows.map((r: any) => Number(r.id));
   },
 
-  /** Deliveries that grant this access schedule (the catalog's `deliveries[]`), oldest first. */
-  async ofSchedule(tx: Tx, scheduleId: number, status?: DeliveryStatus): Promise<number[]> {
-    const q = tx('delivery_products')
-      .join('deliveries', 'deliveries.id', 'delivery_products.delivery_id')
-      .where('delivery_products.access_schedule_id', scheduleId);
-    if (status !== undefined) q.where('deliveries.status', status);
-    const rows = await q.orderBy('deliveries.id').select('deliveries.id');
-    return rows.map((r: any) => Number(r.id));
-  },
-
   async removeAccount(tx: Tx, accountId: number): Promise<number> {
     return tx('deliveries').where('account_id', accountId).delete();
   },

@@ -15,7 +15,7 @@ import { newRevision } from '../shared/ids.ts';
 import { assertRevision } from '../shared/revision.ts';
 import { replicaReadonly } from '../catalog/errors.ts';
 import { parseDuration, type DurationUnit } from '../enrollments/duration.ts';
-import { fieldError, rejection } from '../enrollments/errors.ts';
+import { fieldError, rejection } from '../shared/rejections.ts';
 import { GATEWAYS, gatewayOf, type Gateway } from './gateways.ts';
 import { checkGrants } from './grants.ts';
 import { hashSecret } from './secrets.ts';

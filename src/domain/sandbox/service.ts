@@ -2,7 +2,7 @@
 // suite starts from nothing. Production accounts refuse it (403 sandbox_only).
 import type { Tx } from '../../db/engine.ts';
 import { AppError } from '../../errors.ts';
-import type { AuthContext } from '../auth.ts';
+import type { AuthContext } from '../credentials/auth.ts';
 import type { Operation } from '../operations/repo.ts';
 import type { OperationsService } from '../operations/service.ts';
 import { sandboxRepo } from './repo.ts';

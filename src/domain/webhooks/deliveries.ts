@@ -7,7 +7,7 @@ import { inTransaction } from '../../db/tx.ts';
 import type { CursorCodec } from '../../db/cursor.ts';
 import type { PageResult } from '../../db/page.ts';
 import { AppError } from '../../errors.ts';
-import type { AuthContext } from '../auth.ts';
+import type { AuthContext } from '../credentials/auth.ts';
 import { instantParam, type EventsService } from '../events/service.ts';
 import type { OperationsService } from '../operations/service.ts';
 import type { Operation } from '../operations/repo.ts';

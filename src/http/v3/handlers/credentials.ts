@@ -1,5 +1,5 @@
 import type { components } from '../../../../generated/types.ts';
-import type { AuthContext } from '../../../domain/auth.ts';
+import type { AuthContext } from '../../../domain/credentials/auth.ts';
 import type { Credential } from '../../../domain/credentials/repo.ts';
 import type { CredentialsService } from '../../../domain/credentials/service.ts';
 import { fromId, toId } from '../../../domain/shared/ids.ts';
