@@ -122,7 +122,13 @@ export async function createApp(config: Config, options: AppOptions = {}) {
       handlers,
       release,
       publicBaseUrl: config.publicBaseUrl,
-      services: { ...services, human: oauth.verifier },
+      services: {
+        credentials: services.credentials,
+        idempotency: services.idempotency,
+        rateLimits: services.rateLimits,
+        audit: services.audit,
+        human: oauth.verifier,
+      },
       onError,
       streamAudits,
     }),
@@ -172,13 +178,7 @@ export async function createApp(config: Config, options: AppOptions = {}) {
     },
     /** Stops accepting, lets in-flight requests and running jobs finish, closes the database. */
     async close(): Promise<void> {
-      // Open event streams end first (clients reconnect elsewhere); otherwise the server would
-      // wait for them forever.
-      await services.eventStreams.closeAll();
-      await services.jobs.close();
-      // Webhook attempts under way record their outcome before the database closes.
-      await services.webhookDispatcher.drain();
-      await services.events.close();
+      await services.close();
       await metricsListener?.close();
       if (server.listening) {
         await new Promise<void>((resolve) => {

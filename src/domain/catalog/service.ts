@@ -10,7 +10,7 @@ import type { CursorCodec } from '../../db/cursor.ts';
 import { AppError } from '../../errors.ts';
 import { newRevision } from '../shared/ids.ts';
 import { assertRevision } from '../shared/revision.ts';
-import { TagsService } from '../tags/service.ts';
+import type { TagsService } from '../tags/service.ts';
 import { productsRepo } from './repo.ts';
 import { modulesRepo } from './modules-repo.ts';
 import { replicaReadonly } from './errors.ts';
@@ -45,9 +45,10 @@ export class CatalogService {
     private readonly db: Db,
     private readonly clock: Clock,
     private readonly cursors: CursorCodec,
+    tags: TagsService,
     private readonly events: EventRecorder = noEvents,
   ) {
-    this.schedules = new SchedulesService(db, clock, cursors, new TagsService(db, clock, cursors));
+    this.schedules = new SchedulesService(db, clock, cursors, tags);
     this.replicas = new ReplicaSync(clock, this.schedules);
     this.modules = new ModulesService(db, clock, cursors, this.replicas);
   }
