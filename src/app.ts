@@ -72,7 +72,6 @@ export async function createApp(config: Config, options: AppOptions = {}) {
   const release: string = spec.info.version;
   const catalog = buildCatalog(spec);
   const services = await createServices({ config, db, clock, logger });
-  const { cursors } = services;
 
   const oauth = await createOAuth({
     db,
@@ -85,7 +84,7 @@ export async function createApp(config: Config, options: AppOptions = {}) {
 
   const handlers: Handlers = {
     ...metaHandlers({ spec, release, catalog, audit: services.audit }),
-    ...credentialHandlers(services.credentials, cursors),
+    ...credentialHandlers(services.credentials),
     ...userHandlers(config.publicBaseUrl, services.users, services.tags),
     ...catalogHandlers(services.catalog),
     ...operationHandlers(services.operations, payloadChecks(spec)),
@@ -129,7 +128,13 @@ export async function createApp(config: Config, options: AppOptions = {}) {
       handlers,
       release,
       publicBaseUrl: config.publicBaseUrl,
-      services: { ...services, human: oauth.verifier },
+      services: {
+        credentials: services.credentials,
+        idempotency: services.idempotency,
+        rateLimits: services.rateLimits,
+        audit: services.audit,
+        human: oauth.verifier,
+      },
       onError,
       streamAudits,
     }),
@@ -181,13 +186,7 @@ export async function createApp(config: Config, options: AppOptions = {}) {
     },
     /** Stops accepting, lets in-flight requests and running jobs finish, closes the database. */
     async close(): Promise<void> {
-      // Open event streams end first (clients reconnect elsewhere); otherwise the server would
-      // wait for them forever.
-      await services.eventStreams.closeAll();
-      await services.jobs.close();
-      // Webhook attempts under way record their outcome before the database closes.
-      await services.webhookDispatcher.drain();
-      await services.events.close();
+      await services.close();
       await metricsListener?.close();
       if (server.listening) {
         await new Promise<void>((resolve) => {

@@ -24,7 +24,6 @@ import { SandboxService, loadScenarioPart, resetSandbox } from './domain/sandbox
 import { PublicationsService } from './domain/catalog/publications.ts';
 import { createSalesServices } from './domain/sales/services.ts';
 import type { Logger } from './log.ts';
-import { rotateSigningKey } from './oauth/keys.ts';
 import { EventCatalog } from './domain/events/catalog.ts';
 import { EventsService } from './domain/events/service.ts';
 import { WebhookDispatcher } from './domain/webhooks/dispatcher.ts';
@@ -78,7 +77,7 @@ export async function createServices({ config, db, clock, logger, ...deps }: Ser
   events.onRecord((tx, event) => webhookFanOut.fanOut(tx, event));
   const users = new UsersService(db, clock, cursors, events);
   const tags = new TagsService(db, clock, cursors, events);
-  const catalog = new CatalogService(db, clock, cursors, events);
+  const catalog = new CatalogService(db, clock, cursors, tags, events);
   const sales = createSalesServices({
     db,
     clock,
@@ -117,45 +116,62 @@ export async function createServices({ config, db, clock, logger, ...deps }: Ser
   const operations = new OperationsService(db, clock, jobs, cursors, types, events);
   const allowPrivate = config.webhookAllowPrivateTargets;
   const webhooks = new WebhooksService(db, clock, cursors, secretsKey, eventCatalog, allowPrivate);
+  // Built once: the v3 pipeline authenticates with it and event streams re-check credentials.
+  const credentials = new CredentialsService(db, clock, cursors);
+  const eventStreams = new StreamsService(db, clock, logger, events, credentials);
   return {
+    // ---- platform: the database, clock, keys and the machinery every area shares ----
     db,
     clock,
     secretsKey,
     cursors,
-    accounts: new AccountsService(db, clock, secretsKey),
-    credentials: new CredentialsService(db, clock),
+    jobs,
+    metrics,
     idempotency: new IdempotencyService(db, clock),
     rateLimits: new RateLimits(db, config.rateLimit, (kind) => metrics.rateLimited.inc({ kind })),
     audit: new AuditService(db, config.auditRetentionDays),
-    metrics,
-    catalog,
+    // ---- access: accounts and their credentials; account settings ----
+    accounts: new AccountsService(db, clock, secretsKey),
+    credentials,
+    settings: new SettingsService(db, clock),
+    // ---- students and the catalog ----
     users,
     tags,
+    catalog,
+    publications: new PublicationsService(catalog, operations),
+    // ---- sales: deliveries, transactions, enrollments, progress, email ----
     outbox: sales.outbox,
     enrollments: sales.enrollments,
     progress: sales.progress,
-    settings: new SettingsService(db, clock),
     deliveries: sales.deliveries,
     transactions: sales.transactions,
     postbacks: sales.postbacks,
-    jobs,
+    // ---- operations: batches and sandbox resets ----
     operations,
     sandbox: new SandboxService(operations),
-    publications: new PublicationsService(catalog, operations),
     operationRunner: new OperationRunner(db, clock, types, events),
+    // ---- events: the log, webhooks, event streams, automations ----
     events,
-    automations,
-    eventStreams: new StreamsService(db, clock, logger, events, new CredentialsService(db, clock)),
-    webhookDispatcher,
     webhooks,
+    webhookDispatcher,
+    webhookDeliveries: new WebhookDeliveries(db, clock, cursors, webhooks, events, operations),
+    eventStreams,
+    automations,
+    // ---- files: uploads and stored files ----
     files,
     uploads,
-    webhookDeliveries: new WebhookDeliveries(db, clock, cursors, webhooks, events, operations),
     /**
-     * A new OAuth signing key: access tokens already issued keep verifying until they expire;
-     * running servers pick the new key up within a minute.
+     * Stops what runs in the background, in order: open event streams end (clients reconnect
+     * elsewhere; the server would wait for them forever), running jobs finish or are released,
+     * webhook attempts under way record their outcome, the event notifier stops. The caller
+     * closes the database afterwards.
      */
-    rotateSigningKey: () => rotateSigningKey({ db, clock, secretsKey }),
+    async close(): Promise<void> {
+      await eventStreams.closeAll();
+      await jobs.close();
+      await webhookDispatcher.drain();
+      await events.close();
+    },
   };
 }
 

@@ -48,9 +48,7 @@ for (const signal of ['SIGTERM', 'SIGINT'] as const) {
     if (stopping) return;
     stopping = true;
     logger.info({ signal }, 'worker stopping: finishing or releasing running jobs');
-    await services.jobs.close();
-    await services.webhookDispatcher.drain();
-    await services.events.close();
+    await services.close();
     await metrics?.close();
     await db.destroy();
     await closeSideConnections(db);

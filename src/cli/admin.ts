@@ -144,7 +144,7 @@ export async function runAdmin(argv: string[], io: Io = processIo): Promise<numb
     return 1;
   } finally {
     // Closing the pools is what lets the process exit on its own.
-    await services?.jobs.close();
+    await services?.close();
     await db?.destroy();
     if (db) await closeSideConnections(db);
   }

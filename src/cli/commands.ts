@@ -1,6 +1,7 @@
 // The admin CLI's commands . Each declares its flags and usage line, validates
 // them into an input before the database is opened (a typo never creates or migrates a file),
 // and runs one service call. Output ids are decimal strings, as in v3.
+import { rotateSigningKey } from '../oauth/keys.ts';
 import { ACCOUNT_STATUSES } from '../domain/accounts/service.ts';
 import type { Services } from '../services.ts';
 import * as a from './args.ts';
@@ -152,8 +153,10 @@ export const COMMANDS: Record<string, Command> = {
     flags: {},
     validate: () => null,
     subject: () => 'signing key',
-    async run(services) {
-      const r = await services.rotateSigningKey();
+    // A new OAuth signing key: access tokens already issued keep verifying until they expire;
+    // running servers pick the new key up within a minute.
+    async run({ db, clock, secretsKey }) {
+      const r = await rotateSigningKey({ db, clock, secretsKey });
       return { kid: r.kid, retired: r.retired.join(',') };
     },
   }),

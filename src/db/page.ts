@@ -19,15 +19,19 @@ export function keyset(...columns: string[]): { asc: SortColumn[]; desc: SortCol
   };
 }
 
-export interface PageQuery {
-  /** Whose list it is, e.g. `[accountId]` or `[accountId, productId]`: part of the cursor scope. */
-  of: (string | number)[];
+/** What a client asks of any list: its sort, page size and position. */
+export interface PageParams {
   /** A key of the sort table; the table's first key when absent. */
   sort?: string;
-  /** Everything that narrows the list: a cursor is valid only with the same filters. */
-  filters: Record<string, unknown>;
   limit?: number;
   cursor?: string;
+}
+
+export interface PageQuery extends PageParams {
+  /** Whose list it is, e.g. `[accountId]` or `[accountId, productId]`: part of the cursor scope. */
+  of: (string | number)[];
+  /** Everything that narrows the list: a cursor is valid only with the same filters. */
+  filters: Record<string, unknown>;
 }
 
 export type Pager<T> = (

@@ -12,7 +12,7 @@ export interface AccessEntry {
 
 /** A student has few enrollments; they are read in pages of 200 until the last. */
 export async function studentAccess(
-  services: Services,
+  services: Pick<Services, 'enrollments' | 'catalog'>,
   accountId: number,
   userId: number,
 ): Promise<AccessEntry[]> {

@@ -6,7 +6,7 @@
 import type { Clock } from '../clock.ts';
 import type { Db } from '../db/knex.ts';
 import { AppError, isAppError } from '../errors.ts';
-import type { AccountInfo, HumanContext } from '../domain/auth.ts';
+import type { AccountInfo, HumanContext } from '../domain/credentials/auth.ts';
 import type { Credential } from '../domain/credentials/repo.ts';
 import { credentialsRepo } from '../domain/credentials/repo.ts';
 import type { HumanVerifier } from '../http/v3/authenticate.ts';

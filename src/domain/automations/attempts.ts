@@ -4,7 +4,7 @@
 // address is on the bounce list). The outbox never sends a failed email again on its own.
 import type { Clock } from '../../clock.ts';
 import type { Tx } from '../../db/knex.ts';
-import type { AuthContext } from '../auth.ts';
+import type { AuthContext } from '../credentials/auth.ts';
 import type { NewEmail } from '../outbox/service.ts';
 import { outboxRepo } from '../outbox/repo.ts';
 import { automationsRepo as repo, type AttemptRow, type Membership, type Stage } from './repo.ts';

@@ -9,7 +9,7 @@ import type { Clock } from '../../clock.ts';
 import { isUniqueViolation } from '../../db/dialect.ts';
 import { AppError, type ErrorDetail } from '../../errors.ts';
 import { detailMessage } from '../../i18n/messages.ts';
-import type { AuthContext } from '../auth.ts';
+import type { AuthContext } from '../credentials/auth.ts';
 import type { EventRecorder } from '../events/types.ts';
 import { usersRepo } from '../users/repo.ts';
 import { newRevision } from '../shared/ids.ts';

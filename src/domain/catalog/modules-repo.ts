@@ -1,4 +1,6 @@
 // Modules and groups (table `modules`). Positions count within one parent (product + parent_id).
+import { keyset, pages, type PageParams } from '../../db/page.ts';
+import type { CursorCodec } from '../../db/cursor.ts';
 import type { Tx } from '../../db/knex.ts';
 import { bool, insertId, json } from '../../db/dialect.ts';
 import type { Module, ModuleKind, PublicationStatus } from './types.ts';
@@ -36,6 +38,13 @@ export interface ModuleFilters {
 const inParent = (q: any, parentId: number | null) =>
   parentId === null ? q.whereNull('modules.parent_id') : q.where('modules.parent_id', parentId);
 
+const byPosition = keyset('modules.position', 'modules.id');
+const modulePages = pages({
+  list: 'modules',
+  sorts: { position: byPosition.asc, '-position': byPosition.desc },
+  map,
+});
+
 export const modulesRepo = {
   map,
 
@@ -49,6 +58,19 @@ export const modulesRepo = {
   async findCopy(tx: Tx, accountId: number, sourceId: number): Promise<Module | null> {
     const r = await tx('modules').where({ account_id: accountId, source_id: sourceId }).first();
     return r ? map(r) : null;
+  },
+
+  /** One page of the product's modules, in position order by default. */
+  page(
+    tx: Tx,
+    cursors: CursorCodec,
+    accountId: number,
+    productId: number,
+    f: ModuleFilters,
+    p: PageParams,
+  ) {
+    const query = modulesRepo.listQuery(tx, productId, f);
+    return modulePages(query, cursors, { ...p, of: [accountId, productId], filters: { ...f } });
   },
 
   /** Unordered: paginate adds the keyset condition and ORDER BY (position, id). */

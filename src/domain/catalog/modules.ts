@@ -6,8 +6,8 @@
 import { inTransaction } from '../../db/tx.ts';
 import type { Db, Tx } from '../../db/knex.ts';
 import type { Clock } from '../../clock.ts';
-import { paginate, type PageResult } from '../../db/paginate.ts';
-import { filtersHash, type CursorCodec } from '../../db/cursor.ts';
+import type { PageResult } from '../../db/page.ts';
+import type { CursorCodec } from '../../db/cursor.ts';
 import { AppError } from '../../errors.ts';
 import { fromId, newRevision } from '../shared/ids.ts';
 import { assertRevision } from '../shared/revision.ts';
@@ -82,8 +82,6 @@ export class ModulesService {
     tx: Tx = this.db,
   ): Promise<PageResult<Module>> {
     const p = await this.product(tx, accountId, productId);
-    const sortName = q.sort ?? 'position';
-    const desc = sortName === '-position';
     const filters = {
       // Not an id a record can have -> a filter that matches nothing (0), not an error.
       parentId:
@@ -96,22 +94,7 @@ export class ModulesService {
       kind: q.kind,
       deleted: q.deleted ?? false,
     };
-    const page = await paginate<Record<string, unknown>>(
-      modulesRepo.listQuery(tx, p.id, filters),
-      this.cursors,
-      {
-        scope: `modules:${accountId}:${p.id}`,
-        sortName,
-        sort: [
-          { column: 'modules.position', desc },
-          { column: 'modules.id', desc },
-        ],
-        filters: filtersHash(filters),
-        limit: q.limit ?? 50,
-        cursor: q.cursor,
-      },
-    );
-    return { rows: page.rows.map(modulesRepo.map), page: page.page };
+    return modulesRepo.page(tx, this.cursors, accountId, p.id, filters, q);
   }
 
   async get(accountId: number, productId: number | null, id: number | null, tx: Tx = this.db) {

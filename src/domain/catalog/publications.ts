@@ -1,7 +1,7 @@
 // POST /products/{id}/publications: checks the product at once (404, 403 replica_readonly), then
 // publishes it as an asynchronous operation of type product.publish_all with one item.
 import type { Tx } from '../../db/engine.ts';
-import type { AuthContext } from '../auth.ts';
+import type { AuthContext } from '../credentials/auth.ts';
 import type { Operation } from '../operations/repo.ts';
 import type { OperationsService } from '../operations/service.ts';
 import { toId } from '../shared/ids.ts';

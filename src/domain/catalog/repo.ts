@@ -1,5 +1,7 @@
 // Products (table `products`) and the accounts that replicate an account. Every function takes the
 // caller's `tx`: inside an idempotent write that is the request's transaction.
+import { keyset, pages, type PageParams } from '../../db/page.ts';
+import type { CursorCodec } from '../../db/cursor.ts';
 import type { Tx } from '../../db/knex.ts';
 import { insertId } from '../../db/dialect.ts';
 import type { Product, PublicationStatus } from './types.ts';
@@ -25,6 +27,13 @@ const withCount = (tx: Tx) =>
     [false],
   );
 
+const byCreation = keyset('products.created_at', 'products.id');
+const productPages = pages({
+  list: 'products',
+  sorts: { '-created_at': byCreation.desc, created_at: byCreation.asc },
+  map,
+});
+
 export const productsRepo = {
   map,
 
@@ -41,6 +50,18 @@ export const productsRepo = {
       .where({ account_id: accountId, source_id: sourceId })
       .first('products.*', withCount(tx));
     return r ? map(r) : null;
+  },
+
+  /** One page of the account's products, newest first by default. */
+  page(
+    tx: Tx,
+    cursors: CursorCodec,
+    accountId: number,
+    f: { status?: PublicationStatus },
+    p: PageParams,
+  ) {
+    const query = productsRepo.listQuery(tx, accountId, f.status);
+    return productPages(query, cursors, { ...p, of: [accountId], filters: f });
   },
 
   /** Unordered: paginate adds the keyset condition and ORDER BY (created_at, id). */

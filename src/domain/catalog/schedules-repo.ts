@@ -1,9 +1,10 @@
 // Access schedules (table `access_schedules`), read together with their tag (its name is the
 // schedule's name) and whether their product is a copy.
+import { keyset, pages, type PageParams } from '../../db/page.ts';
+import type { CursorCodec } from '../../db/cursor.ts';
 import type { Tx } from '../../db/knex.ts';
 import { bool, insertId } from '../../db/dialect.ts';
 import type { AccessSchedule } from './types.ts';
-import { deliveriesRepo } from '../sales/deliveries-repo.ts';
 
 const map = (r: any): AccessSchedule => ({
   id: Number(r.id),
@@ -35,6 +36,22 @@ export interface Delivery {
   id: number;
 }
 
+const byCreation = keyset('access_schedules.created_at', 'access_schedules.id');
+const schedulePages = pages({
+  list: 'access_schedules',
+  sorts: { created_at: byCreation.asc, '-created_at': byCreation.desc },
+  map,
+});
+
+async function grantingDeliveries(tx: Tx, scheduleId: number, status?: string): Promise<number[]> {
+  const q = tx('delivery_products')
+    .join('deliveries', 'deliveries.id', 'delivery_products.delivery_id')
+    .where('delivery_products.access_schedule_id', scheduleId);
+  if (status !== undefined) q.where('deliveries.status', status);
+  const rows = await q.orderBy('deliveries.id').select('deliveries.id');
+  return rows.map((r: any) => Number(r.id));
+}
+
 export const schedulesRepo = {
   map,
 
@@ -50,6 +67,19 @@ export const schedulesRepo = {
       .where('access_schedules.id', id)
       .first();
     return r ? map(r) : null;
+  },
+
+  /** One page of the product's schedules (or of those in its trash), oldest first by default. */
+  page(
+    tx: Tx,
+    cursors: CursorCodec,
+    accountId: number,
+    productId: number,
+    f: { deleted: boolean },
+    p: PageParams,
+  ) {
+    const query = schedulesRepo.listQuery(tx, productId, f.deleted);
+    return schedulePages(query, cursors, { ...p, of: [accountId, productId], filters: f });
   },
 
   /** Unordered: paginate adds the keyset condition and ORDER BY (created_at, id). */
@@ -69,15 +99,17 @@ export const schedulesRepo = {
     return q.update(changes);
   },
 
-  // ---- the sales seam: the deliveries (src/domain/sales) that grant a schedule ----
+  // ---- the sales seam: the deliveries that grant a schedule. The query reads the link table
+  // (delivery_products) here rather than calling src/domain/sales, which depends on the catalog:
+  // the catalog must not depend back on it. ----
 
   /** Deliveries that grant this schedule, for `deliveries[]`, oldest first. */
   async deliveries(tx: Tx, scheduleId: number): Promise<Delivery[]> {
-    return (await deliveriesRepo.ofSchedule(tx, scheduleId)).map((id) => ({ id }));
+    return (await grantingDeliveries(tx, scheduleId)).map((id) => ({ id }));
   },
 
   /** Active deliveries that grant this schedule: it cannot go to the trash while any exists. */
   async activeDeliveries(tx: Tx, scheduleId: number): Promise<number> {
-    return (await deliveriesRepo.ofSchedule(tx, scheduleId, 'active')).length;
+    return (await grantingDeliveries(tx, scheduleId, 'active')).length;
   },
 };

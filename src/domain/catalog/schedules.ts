@@ -4,8 +4,8 @@
 import { inTransaction } from '../../db/tx.ts';
 import type { Db, Tx } from '../../db/knex.ts';
 import type { Clock } from '../../clock.ts';
-import { paginate, type PageResult } from '../../db/paginate.ts';
-import { filtersHash, type CursorCodec } from '../../db/cursor.ts';
+import type { PageResult } from '../../db/page.ts';
+import type { CursorCodec } from '../../db/cursor.ts';
 import { AppError } from '../../errors.ts';
 import { newRevision } from '../shared/ids.ts';
 import { assertRevision, etag } from '../shared/revision.ts';
@@ -96,25 +96,9 @@ export class SchedulesService {
     tx: Tx = this.db,
   ): Promise<PageResult<ScheduleView>> {
     const p = await this.product(tx, accountId, productId);
-    const sortName = q.sort ?? 'created_at';
-    const desc = sortName === '-created_at';
     const deleted = q.deleted ?? false;
-    const page = await paginate<Record<string, unknown>>(
-      schedulesRepo.listQuery(tx, p.id, deleted),
-      this.cursors,
-      {
-        scope: `access_schedules:${accountId}:${p.id}`,
-        sortName,
-        sort: [
-          { column: 'access_schedules.created_at', desc },
-          { column: 'access_schedules.id', desc },
-        ],
-        filters: filtersHash({ deleted }),
-        limit: q.limit ?? 50,
-        cursor: q.cursor,
-      },
-    );
-    const rows = await Promise.all(page.rows.map((r) => this.view(tx, schedulesRepo.map(r))));
+    const page = await schedulesRepo.page(tx, this.cursors, accountId, p.id, { deleted }, q);
+    const rows = await Promise.all(page.rows.map((s) => this.view(tx, s)));
     return { rows, page: page.page };
   }
 

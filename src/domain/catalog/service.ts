@@ -5,12 +5,12 @@
 import { inTransaction } from '../../db/tx.ts';
 import type { Db, Tx } from '../../db/knex.ts';
 import type { Clock } from '../../clock.ts';
-import { paginate, type PageResult } from '../../db/paginate.ts';
-import { filtersHash, type CursorCodec } from '../../db/cursor.ts';
+import type { PageResult } from '../../db/page.ts';
+import type { CursorCodec } from '../../db/cursor.ts';
 import { AppError } from '../../errors.ts';
 import { newRevision } from '../shared/ids.ts';
 import { assertRevision } from '../shared/revision.ts';
-import { TagsService } from '../tags/service.ts';
+import type { TagsService } from '../tags/service.ts';
 import { productsRepo } from './repo.ts';
 import { modulesRepo } from './modules-repo.ts';
 import { replicaReadonly } from './errors.ts';
@@ -45,9 +45,10 @@ export class CatalogService {
     private readonly db: Db,
     private readonly clock: Clock,
     private readonly cursors: CursorCodec,
+    tags: TagsService,
     private readonly events: EventRecorder = noEvents,
   ) {
-    this.schedules = new SchedulesService(db, clock, cursors, new TagsService(db, clock, cursors));
+    this.schedules = new SchedulesService(db, clock, cursors, tags);
     this.replicas = new ReplicaSync(clock, this.schedules);
     this.modules = new ModulesService(db, clock, cursors, this.replicas);
   }
@@ -63,24 +64,7 @@ export class CatalogService {
     q: ProductListQuery,
     tx: Tx = this.db,
   ): Promise<PageResult<Product>> {
-    const sortName = q.sort ?? '-created_at';
-    const desc = sortName === '-created_at';
-    const page = await paginate<Record<string, unknown>>(
-      productsRepo.listQuery(tx, accountId, q.status),
-      this.cursors,
-      {
-        scope: `products:${accountId}`,
-        sortName,
-        sort: [
-          { column: 'products.created_at', desc },
-          { column: 'products.id', desc },
-        ],
-        filters: filtersHash({ status: q.status }),
-        limit: q.limit ?? 50,
-        cursor: q.cursor,
-      },
-    );
-    return { rows: page.rows.map(productsRepo.map), page: page.page };
+    return productsRepo.page(tx, this.cursors, accountId, { status: q.status }, q);
   }
 
   /** The product, its default access schedule (and tag), and its copies in replica accounts. */

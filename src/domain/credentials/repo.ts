@@ -1,28 +1,11 @@
+import { keyset, pages, type PageParams } from '../../db/page.ts';
+import type { CursorCodec } from '../../db/cursor.ts';
 import type { Tx } from '../../db/knex.ts';
 import { bool, insertId, json } from '../../db/dialect.ts';
 import { execute, firstRow } from '../../db/statements.ts';
-import type { AccountInfo } from '../accounts/types.ts';
+import type { AccountInfo, AuthMode, Credential } from './types.ts';
 
-export type CredentialStatus = 'active' | 'suspended' | 'expired' | 'revoked';
-export type AuthMode = 'autonomous' | 'both' | 'human_required';
-
-export interface Credential {
-  id: number;
-  accountId: number;
-  name: string;
-  environment: 'live' | 'test';
-  status: CredentialStatus;
-  authMode: AuthMode;
-  permissions: string[];
-  secretLast4: string;
-  issuerId: number | null;
-  expiresAt: string | null;
-  lastUsedAt: string | null;
-  revokedAt: string | null;
-  revision: string;
-  createdAt: string;
-  updatedAt: string;
-}
+export type { AccountInfo, AuthMode, Credential, CredentialStatus } from './types.ts';
 
 export interface NewCredential {
   accountId: number;
@@ -62,6 +45,13 @@ const map = (r: any): Credential => ({
   revision: r.revision,
   createdAt: r.created_at,
   updatedAt: r.updated_at,
+});
+
+const byCreation = keyset('created_at', 'id');
+const credentialPages = pages({
+  list: 'credentials',
+  sorts: { '-created_at': byCreation.desc },
+  map,
 });
 
 export const credentialsRepo = {
@@ -119,6 +109,12 @@ export const credentialsRepo = {
   async get(tx: Tx, accountId: number, id: number): Promise<Credential | null> {
     const r = await tx('credentials').where({ account_id: accountId, id }).first();
     return r ? map(r) : null;
+  },
+
+  /** One page of the account's credentials, newest first. */
+  page(tx: Tx, cursors: CursorCodec, accountId: number, f: { status?: string }, p: PageParams) {
+    const query = credentialsRepo.listQuery(tx, accountId, f.status);
+    return credentialPages(query, cursors, { ...p, of: [accountId], filters: f });
   },
 
   listQuery(tx: Tx, accountId: number, status: string | undefined) {

@@ -2,11 +2,12 @@
 // unused credentials, administrator links. Also the lookup the v3 pipeline authenticates with.
 // Managing a credential (PATCH, DELETE, revocation, administrator links) takes what issuing it
 // would: every permission it holds, `*` only from `*`. A credential never outlives its issuers.
+import type { CursorCodec } from '../../db/cursor.ts';
 import type { Db, Tx } from '../../db/knex.ts';
 import type { Clock } from '../../clock.ts';
 import { AppError, type ErrorDetail } from '../../errors.ts';
 import { detailMessage } from '../../i18n/messages.ts';
-import { hasPermission, type AuthContext, type AccountInfo } from '../auth.ts';
+import { hasPermission, type AuthContext, type AccountInfo } from './auth.ts';
 import { newRevision } from '../shared/ids.ts';
 import { assertRevision } from '../shared/revision.ts';
 import {
@@ -53,6 +54,7 @@ export class CredentialsService {
   constructor(
     private readonly db: Db,
     private readonly clock: Clock,
+    private readonly cursors: CursorCodec,
   ) {}
 
   /** Status as the caller sees it: an active credential past expires_at is expired. */
@@ -116,12 +118,16 @@ export class CredentialsService {
     return c;
   }
 
-  listQuery(auth: AuthContext, status: string | undefined) {
-    return repo.listQuery(this.db, auth.account.id, status);
-  }
-
-  map(row: Record<string, unknown>): Credential {
-    return repo.map(row);
+  /** A page of the account's credentials, newest first. */
+  list(auth: AuthContext, q: { status?: string; limit?: number; cursor?: string }) {
+    const { limit, cursor } = q;
+    return repo.page(
+      this.db,
+      this.cursors,
+      auth.account.id,
+      { status: q.status },
+      { limit, cursor },
+    );
   }
 
   private assertDelegable(issuer: Credential, requested: string[]): void {

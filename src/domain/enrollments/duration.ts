@@ -1,7 +1,7 @@
 // How long access lasts: a number of days, months or years, or for life. Months and years are
 // calendar months in UTC; a day that the target month lacks becomes its last day (Jan 31 + 1
 // month = Feb 28 or 29), as billing systems count them.
-import { fieldError } from './errors.ts';
+import { fieldError } from '../shared/rejections.ts';
 
 export type DurationUnit = 'day' | 'month' | 'year' | 'lifetime';
 

@@ -1,5 +1,7 @@
 // Enrollments (table `enrollments`): a student's access to a product. Every function takes the
 // caller's `tx`. "Current" means not ended on purpose and not past its `ends_at`.
+import { keyset, pages, type PageParams } from '../../db/page.ts';
+import type { CursorCodec } from '../../db/cursor.ts';
 import type { Tx } from '../../db/knex.ts';
 import { bool, insertId } from '../../db/dialect.ts';
 import type { DurationUnit } from './duration.ts';
@@ -60,12 +62,34 @@ export interface ScheduleRef {
   deleted: boolean;
 }
 
+const byCreation = keyset('enrollments.created_at', 'enrollments.id');
+const enrollmentPages = pages({
+  list: 'enrollments',
+  sorts: { '-created_at': byCreation.desc, created_at: byCreation.asc },
+  map,
+});
+
 export const enrollmentsRepo = {
   map,
 
   async get(tx: Tx, accountId: number, id: number): Promise<EnrollmentRow | null> {
     const r = await tx('enrollments').where({ account_id: accountId, id }).first();
     return r ? map(r) : null;
+  },
+
+  /** One page of the student's enrollments, newest first by default. */
+  page(
+    tx: Tx,
+    cursors: CursorCodec,
+    accountId: number,
+    userId: number,
+    f: EnrollmentFilters,
+    p: PageParams,
+  ) {
+    const query = enrollmentsRepo.listQuery(tx, userId, f);
+    // `now` moves between pages: it is not part of what the cursor was issued for.
+    const filters = { productId: f.productId, ended: f.ended };
+    return enrollmentPages(query, cursors, { ...p, of: [accountId, userId], filters });
   },
 
   /** Unordered: paginate adds the keyset condition and ORDER BY (created_at, id). */

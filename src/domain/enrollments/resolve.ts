@@ -5,9 +5,9 @@ import { fromId } from '../shared/ids.ts';
 import { usersRepo } from '../users/repo.ts';
 import { productsRepo } from '../catalog/repo.ts';
 import { parseDuration } from './duration.ts';
-import { fieldError } from './errors.ts';
+import { fieldError } from '../shared/rejections.ts';
 import { enrollmentsRepo as repo } from './repo.ts';
-import type { EnrollmentInput, Grant } from './service.ts';
+import type { EnrollmentInput, Grant } from './types.ts';
 
 const notFound = (field: string, what: string) =>
   fieldError(field, 'not_found', `No ${what} of this account has this id.`, 'not_found');

@@ -5,8 +5,8 @@
 import { inTransaction } from '../../db/tx.ts';
 import type { Db, Tx } from '../../db/knex.ts';
 import type { Clock } from '../../clock.ts';
-import { paginate, type PageResult } from '../../db/paginate.ts';
-import { filtersHash, type CursorCodec } from '../../db/cursor.ts';
+import type { PageResult } from '../../db/page.ts';
+import type { CursorCodec } from '../../db/cursor.ts';
 import { AppError } from '../../errors.ts';
 import { fromId, newRevision } from '../shared/ids.ts';
 import { assertRevision } from '../shared/revision.ts';
@@ -14,54 +14,23 @@ import { usersRepo, type User } from '../users/repo.ts';
 import { productsRepo } from '../catalog/repo.ts';
 import type { Product } from '../catalog/types.ts';
 import type { OutboxService } from '../outbox/service.ts';
-import { addDuration, parseDuration, type Duration, type DurationUnit } from './duration.ts';
-import { fieldError, rejection } from './errors.ts';
+import { addDuration, parseDuration } from './duration.ts';
+import { fieldError, rejection } from '../shared/rejections.ts';
 import { noEvents, type EventRecorder } from '../events/types.ts';
 import { enrollmentsRepo as repo, type EnrollmentRow } from './repo.ts';
-import { enrollmentSnapshot, withEnded, type Enrollment } from './types.ts';
+import {
+  enrollmentSnapshot,
+  withEnded,
+  type Enrollment,
+  type EnrollmentInput,
+  type EnrollmentListQuery,
+  type EnrollmentUpdate,
+  type Grant,
+} from './types.ts';
 import { extendedBy, welcomeEmail } from './rules.ts';
 import { resolveGrant, scheduleOf } from './resolve.ts';
 
-export interface EnrollmentInput {
-  user_id: string;
-  product_id: string;
-  /** The product's default schedule when absent. */
-  access_schedule_id?: string;
-  /** With `duration_unit` day, month or year; both absent (or unit `lifetime`): for life. */
-  duration?: number | null;
-  duration_unit?: DurationUnit;
-  /** Now when absent (an import may carry the original start). */
-  started_at?: string;
-}
-
-export interface EnrollmentUpdate {
-  /** Only `true`: ends the access now. An ended enrollment is never reopened. */
-  ended?: boolean;
-  /** The new total length counted from `started_at` (extend or shorten). */
-  duration?: number | null;
-  duration_unit?: DurationUnit;
-  access_schedule_id?: string;
-}
-
-export interface EnrollmentListQuery {
-  sort?: 'created_at' | '-created_at';
-  product_id?: string;
-  ended?: boolean;
-  limit?: number;
-  cursor?: string;
-}
-
-/** What a sale (or a batch item) grants: resolved ids, no parsing. */
-export interface Grant {
-  userId: number;
-  productId: number;
-  /** The product's default schedule when null or absent. */
-  accessScheduleId?: number | null;
-  duration: Duration;
-  deliveryId?: number | null;
-  transactionId?: number | null;
-  startedAt?: string;
-}
+export type { EnrollmentInput, EnrollmentListQuery, EnrollmentUpdate, Grant } from './types.ts';
 
 export class EnrollmentsService {
   constructor(
@@ -98,25 +67,10 @@ export class EnrollmentsService {
   ): Promise<PageResult<Enrollment>> {
     const user = userId === null ? null : await usersRepo.get(tx, accountId, userId);
     if (!user) throw new AppError('not_found');
-    const sortName = q.sort ?? '-created_at';
-    const desc = sortName === '-created_at';
     const productId = q.product_id === undefined ? undefined : fromId(q.product_id);
-    const page = await paginate<Record<string, unknown>>(
-      repo.listQuery(tx, user.id, { productId, ended: q.ended, now: this.now() }),
-      this.cursors,
-      {
-        scope: `enrollments:${accountId}:${user.id}`,
-        sortName,
-        sort: [
-          { column: 'enrollments.created_at', desc },
-          { column: 'enrollments.id', desc },
-        ],
-        filters: filtersHash({ product_id: q.product_id, ended: q.ended }),
-        limit: q.limit ?? 50,
-        cursor: q.cursor,
-      },
-    );
-    return { rows: page.rows.map((r) => this.view(repo.map(r))), page: page.page };
+    const filters = { productId, ended: q.ended, now: this.now() };
+    const page = await repo.page(tx, this.cursors, accountId, user.id, filters, q);
+    return { rows: page.rows.map((r) => this.view(r)), page: page.page };
   }
 
   /** The student's enrollments granted by a sale or subscription with this gateway id (v2). */

@@ -1,7 +1,7 @@
 // An enrollment as the service hands it out (ended is derived with the clock), and its public
 // shape: the v3 resource and the data of its events are the same object.
 import { toId } from '../shared/ids.ts';
-import type { DurationUnit } from './duration.ts';
+import type { Duration, DurationUnit } from './duration.ts';
 import type { EnrollmentRow } from './repo.ts';
 
 export type Enrollment = EnrollmentRow & {
@@ -56,4 +56,45 @@ export function enrollmentResource(e: Enrollment): EnrollmentResource {
 export function enrollmentSnapshot(e: Enrollment) {
   const { object: _object, revision: _revision, ...rest } = enrollmentResource(e);
   return rest;
+}
+
+export interface EnrollmentInput {
+  user_id: string;
+  product_id: string;
+  /** The product's default schedule when absent. */
+  access_schedule_id?: string;
+  /** With `duration_unit` day, month or year; both absent (or unit `lifetime`): for life. */
+  duration?: number | null;
+  duration_unit?: DurationUnit;
+  /** Now when absent (an import may carry the original start). */
+  started_at?: string;
+}
+
+export interface EnrollmentUpdate {
+  /** Only `true`: ends the access now. An ended enrollment is never reopened. */
+  ended?: boolean;
+  /** The new total length counted from `started_at` (extend or shorten). */
+  duration?: number | null;
+  duration_unit?: DurationUnit;
+  access_schedule_id?: string;
+}
+
+export interface EnrollmentListQuery {
+  sort?: 'created_at' | '-created_at';
+  product_id?: string;
+  ended?: boolean;
+  limit?: number;
+  cursor?: string;
+}
+
+/** What a sale (or a batch item) grants: resolved ids, no parsing. */
+export interface Grant {
+  userId: number;
+  productId: number;
+  /** The product's default schedule when null or absent. */
+  accessScheduleId?: number | null;
+  duration: Duration;
+  deliveryId?: number | null;
+  transactionId?: number | null;
+  startedAt?: string;
 }

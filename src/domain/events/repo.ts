@@ -1,4 +1,6 @@
 // Events (table `events`). `data` is the payload as recorded, JSON text on both engines.
+import { keyset, pages, type PageParams } from '../../db/page.ts';
+import type { CursorCodec } from '../../db/cursor.ts';
 import type { Tx } from '../../db/engine.ts';
 import { insertId } from '../../db/dialect.ts';
 import { firstRow } from '../../db/statements.ts';
@@ -19,6 +21,14 @@ export interface EventFilters {
   createdBefore?: string;
 }
 
+// Ids follow recording order; created_at is the clock's reading at that moment.
+const byRecording = keyset('id');
+const eventPages = pages({
+  list: 'events',
+  sorts: { '-created_at': byRecording.desc, created_at: byRecording.asc },
+  map,
+});
+
 export const eventsRepo = {
   map,
 
@@ -32,6 +42,19 @@ export const eventsRepo = {
       id,
     ]);
     return r ? map(r) : null;
+  },
+
+  /** One page of the account's events recorded since `retainedSince`, newest first by default. */
+  page(
+    tx: Tx,
+    cursors: CursorCodec,
+    accountId: number,
+    retainedSince: string,
+    f: EventFilters,
+    p: PageParams,
+  ) {
+    const query = eventsRepo.listQuery(tx, accountId, f).where('created_at', '>=', retainedSince);
+    return eventPages(query, cursors, { ...p, of: [accountId], filters: { ...f } });
   },
 
   /** Unordered: paginate adds the keyset condition and ORDER BY. */

@@ -7,8 +7,8 @@ import { DAY } from '../../clock.ts';
 import type { Db, Tx } from '../../db/engine.ts';
 import { inTransaction } from '../../db/tx.ts';
 import { purgeInIdOrder } from '../../db/purge.ts';
-import { filtersHash, type CursorCodec } from '../../db/cursor.ts';
-import { paginate, type PageResult } from '../../db/paginate.ts';
+import type { CursorCodec } from '../../db/cursor.ts';
+import type { PageResult } from '../../db/page.ts';
 import { AppError } from '../../errors.ts';
 import { detailMessage } from '../../i18n/messages.ts';
 import type { Logger } from '../../log.ts';
@@ -112,26 +112,12 @@ export class EventsService implements EventRecorder {
 
   /** A page of the account's events, newest first by default (recording order). */
   async list(accountId: number, q: EventListQuery, tx: Tx = this.db): Promise<PageResult<Event>> {
-    const sortName = q.sort ?? '-created_at';
     const filters = {
       type: q.type,
       createdAfter: instantParam('created_after', q.created_after),
       createdBefore: instantParam('created_before', q.created_before),
     };
-    const page = await paginate<Record<string, unknown>>(
-      repo.listQuery(tx, accountId, filters).where('created_at', '>=', this.retainedSince()),
-      this.cursors,
-      {
-        scope: `events:${accountId}`,
-        sortName,
-        // Ids follow recording order; created_at is the clock's reading at that moment.
-        sort: [{ column: 'id', desc: sortName === '-created_at' }],
-        filters: filtersHash(filters),
-        limit: q.limit ?? 50,
-        cursor: q.cursor,
-      },
-    );
-    return { rows: page.rows.map(repo.map), page: page.page };
+    return repo.page(tx, this.cursors, accountId, this.retainedSince(), filters, q);
   }
 
   /**

@@ -1,5 +1,7 @@
 // Operations, their items and attempts (tables of migration 007). Every function takes the
 // caller's `tx`. JSON columns (payload, error, result) are text on both engines.
+import { keyset, pages, type PageParams } from '../../db/page.ts';
+import type { CursorCodec } from '../../db/cursor.ts';
 import type { Knex } from 'knex';
 import type { Tx } from '../../db/engine.ts';
 import { bool, insertId } from '../../db/dialect.ts';
@@ -115,6 +117,12 @@ const withAttempt = (tx: Tx) =>
       );
     });
 
+const itemPages = pages({
+  list: 'operation-items',
+  sorts: { index: keyset('position').asc },
+  map: mapItem,
+});
+
 export const operationsRepo = {
   async insert(
     tx: Tx,
@@ -183,6 +191,18 @@ export const operationsRepo = {
       .count({ n: '*' })
       .first();
     return Number(r?.n ?? 0);
+  },
+
+  /** One page of the operation's items, in the order they were submitted. */
+  itemsPage(
+    tx: Tx,
+    cursors: CursorCodec,
+    operationId: number,
+    f: { status?: string },
+    p: PageParams,
+  ) {
+    const query = operationsRepo.itemsQuery(tx, operationId, f.status);
+    return itemPages(query, cursors, { ...p, of: [operationId], filters: f });
   },
 
   itemsQuery(tx: Tx, operationId: number, status?: string): Knex.QueryBuilder {

@@ -7,11 +7,11 @@ import type { Db, Tx } from '../../db/engine.ts';
 import { inTransaction } from '../../db/tx.ts';
 import { AppError, type ErrorDetail } from '../../errors.ts';
 import type { JobEngine } from '../../jobs/types.ts';
-import { filtersHash, type CursorCodec } from '../../db/cursor.ts';
-import { paginate, type PageResult } from '../../db/paginate.ts';
-import { hasPermission, type AuthContext } from '../auth.ts';
+import type { CursorCodec } from '../../db/cursor.ts';
+import type { PageResult } from '../../db/page.ts';
+import { hasPermission, type AuthContext } from '../credentials/auth.ts';
 import type { BatchTypes } from './batch-types.ts';
-import { mapItem, operationsRepo as repo, TERMINAL, type Item, type Operation } from './repo.ts';
+import { operationsRepo as repo, TERMINAL, type Item, type Operation } from './repo.ts';
 import { noEvents, type EventRecorder } from '../events/types.ts';
 
 export const RETENTION_MS = 30 * DAY;
@@ -48,19 +48,8 @@ export class OperationsService {
     q: { status?: string; limit?: number; cursor?: string },
   ): Promise<PageResult<Item>> {
     const op = await this.get(accountId, id);
-    const page = await paginate<Record<string, unknown>>(
-      repo.itemsQuery(this.db, op.id, q.status),
-      this.cursors,
-      {
-        scope: `operation-items:${op.id}`,
-        sortName: 'index',
-        sort: [{ column: 'position', desc: false }],
-        filters: filtersHash({ status: q.status }),
-        limit: q.limit ?? 50,
-        cursor: q.cursor,
-      },
-    );
-    return { rows: page.rows.map(mapItem), page: page.page };
+    const { limit, cursor } = q;
+    return repo.itemsPage(this.db, this.cursors, op.id, { status: q.status }, { limit, cursor });
   }
 
   async get(accountId: number, id: number | null, tx: Tx = this.db): Promise<Operation> {

@@ -7,7 +7,7 @@ import { inTransaction } from '../../db/tx.ts';
 import type { Db, Tx } from '../../db/knex.ts';
 import type { Clock } from '../../clock.ts';
 import type { JobEngine } from '../../jobs/types.ts';
-import { rejection } from '../enrollments/errors.ts';
+import { rejection } from '../shared/rejections.ts';
 import { PermanentFailure, type Mailer } from './mailer.ts';
 import { outboxRepo as repo, type Email, type Recipient } from './repo.ts';
 

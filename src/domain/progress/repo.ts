@@ -1,5 +1,7 @@
 // Lessons (table `lessons`), the students' progress in them (table `lesson_progress`) and their
 // exam results (table `exam_results`). Every function takes the caller's `tx`.
+import { keyset, pages, type PageParams } from '../../db/page.ts';
+import type { CursorCodec } from '../../db/cursor.ts';
 import type { Tx } from '../../db/knex.ts';
 import { bool, insertId } from '../../db/dialect.ts';
 
@@ -75,12 +77,31 @@ const mapResult = (r: any): ExamResult => ({
   updatedAt: r.updated_at,
 });
 
+const lessonPages = pages({
+  list: 'lessons',
+  sorts: { created_at: keyset('lessons.created_at', 'lessons.id').asc },
+  map: mapLesson,
+});
+
 export const lessonsRepo = {
   map: mapLesson,
 
   async get(tx: Tx, accountId: number, id: number): Promise<Lesson | null> {
     const r = await tx('lessons').where({ account_id: accountId, id }).first();
     return r ? mapLesson(r) : null;
+  },
+
+  /** One page of the product's lessons and exams, oldest first. */
+  page(
+    tx: Tx,
+    cursors: CursorCodec,
+    accountId: number,
+    productId: number,
+    f: { kind?: LessonKind },
+    p: PageParams,
+  ) {
+    const query = lessonsRepo.listQuery(tx, productId, f.kind);
+    return lessonPages(query, cursors, { ...p, of: [accountId, productId], filters: f });
   },
 
   /** Unordered: paginate adds the keyset condition and ORDER BY (created_at, id). */

@@ -7,8 +7,8 @@ import { inTransaction } from '../../db/tx.ts';
 import type { Db, Tx } from '../../db/knex.ts';
 import type { Clock } from '../../clock.ts';
 import { isUniqueViolation } from '../../db/dialect.ts';
-import { paginate, type PageResult } from '../../db/paginate.ts';
-import { filtersHash, type CursorCodec } from '../../db/cursor.ts';
+import type { PageResult } from '../../db/page.ts';
+import type { CursorCodec } from '../../db/cursor.ts';
 import { AppError } from '../../errors.ts';
 import { fromId, newRevision } from '../shared/ids.ts';
 import { assertRevision } from '../shared/revision.ts';
@@ -16,7 +16,7 @@ import { usersRepo, type User } from '../users/repo.ts';
 import { productsRepo } from '../catalog/repo.ts';
 import { replicaReadonly } from '../catalog/errors.ts';
 import type { Product } from '../catalog/types.ts';
-import { fieldError, rejection } from '../enrollments/errors.ts';
+import { fieldError, rejection } from '../shared/rejections.ts';
 import {
   lessonsRepo,
   progressRepo,
@@ -87,22 +87,7 @@ export class ProgressService {
     tx: Tx = this.db,
   ): Promise<PageResult<Lesson>> {
     const p = await this.product(tx, accountId, productId);
-    const page = await paginate<Record<string, unknown>>(
-      lessonsRepo.listQuery(tx, p.id, q.kind),
-      this.cursors,
-      {
-        scope: `lessons:${accountId}:${p.id}`,
-        sortName: 'created_at',
-        sort: [
-          { column: 'lessons.created_at', desc: false },
-          { column: 'lessons.id', desc: false },
-        ],
-        filters: filtersHash({ kind: q.kind }),
-        limit: q.limit ?? 50,
-        cursor: q.cursor,
-      },
-    );
-    return { rows: page.rows.map(lessonsRepo.map), page: page.page };
+    return lessonsRepo.page(tx, this.cursors, accountId, p.id, { kind: q.kind }, q);
   }
 
   /** A lesson or exam item of a product (a replicated product's copy is read-only: 403). */

@@ -1,5 +1,7 @@
 // Deliveries (table `deliveries`) with what they listen to (`delivery_external_ids`) and grant
 // (`delivery_products`, `delivery_tags`). Every function takes the caller's `tx`.
+import { keyset, pages, type PageParams } from '../../db/page.ts';
+import type { CursorCodec } from '../../db/cursor.ts';
 import type { Tx } from '../../db/knex.ts';
 import { bool, insertId } from '../../db/dialect.ts';
 import type { DurationUnit } from '../enrollments/duration.ts';
@@ -104,6 +106,13 @@ export interface DeliveryFilters {
   externalId?: string;
 }
 
+const byCreation = keyset('deliveries.created_at', 'deliveries.id');
+const deliveryPages = pages({
+  list: 'deliveries',
+  sorts: { '-created_at': byCreation.desc, created_at: byCreation.asc },
+  map: mapRow,
+});
+
 export const deliveriesRepo = {
   mapRow,
   withRelations,
@@ -124,6 +133,13 @@ export const deliveriesRepo = {
       .where({ account_id: accountId, source_id: sourceId })
       .first('*', withCount(tx));
     return r ? (await withRelations(tx, [mapRow(r)]))[0]! : null;
+  },
+
+  /** One page of the account's deliveries, newest first by default, with their products. */
+  async page(tx: Tx, cursors: CursorCodec, accountId: number, f: DeliveryFilters, p: PageParams) {
+    const query = deliveriesRepo.listQuery(tx, accountId, f);
+    const page = await deliveryPages(query, cursors, { ...p, of: [accountId], filters: { ...f } });
+    return { rows: await withRelations(tx, page.rows), page: page.page };
   },
 
   /** Unordered: paginate adds the keyset condition and ORDER BY (created_at, id). */
@@ -209,16 +225,6 @@ export const deliveriesRepo = {
       .whereIn('id', ids)
       .where('deleted', true)
       .select('id');
-    return rows.map((r: any) => Number(r.id));
-  },
-
-  /** Deliveries that grant this access schedule (the catalog's `deliveries[]`), oldest first. */
-  async ofSchedule(tx: Tx, scheduleId: number, status?: DeliveryStatus): Promise<number[]> {
-    const q = tx('delivery_products')
-      .join('deliveries', 'deliveries.id', 'delivery_products.delivery_id')
-      .where('delivery_products.access_schedule_id', scheduleId);
-    if (status !== undefined) q.where('deliveries.status', status);
-    const rows = await q.orderBy('deliveries.id').select('deliveries.id');
     return rows.map((r: any) => Number(r.id));
   },
 

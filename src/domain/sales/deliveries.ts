@@ -8,14 +8,14 @@ import { inTransaction } from '../../db/tx.ts';
 import type { Db, Tx } from '../../db/knex.ts';
 import type { Clock } from '../../clock.ts';
 import { isUniqueViolation } from '../../db/dialect.ts';
-import { paginate, type PageResult } from '../../db/paginate.ts';
-import { filtersHash, type CursorCodec } from '../../db/cursor.ts';
+import type { PageResult } from '../../db/page.ts';
+import type { CursorCodec } from '../../db/cursor.ts';
 import { AppError } from '../../errors.ts';
 import { newRevision } from '../shared/ids.ts';
 import { assertRevision } from '../shared/revision.ts';
 import { replicaReadonly } from '../catalog/errors.ts';
 import { parseDuration, type DurationUnit } from '../enrollments/duration.ts';
-import { fieldError, rejection } from '../enrollments/errors.ts';
+import { fieldError, rejection } from '../shared/rejections.ts';
 import { GATEWAYS, gatewayOf, type Gateway } from './gateways.ts';
 import { checkGrants } from './grants.ts';
 import { hashSecret } from './secrets.ts';
@@ -88,25 +88,8 @@ export class DeliveriesService {
     q: DeliveryListQuery,
     tx: Tx = this.db,
   ): Promise<PageResult<Delivery>> {
-    const sortName = q.sort ?? '-created_at';
-    const desc = sortName === '-created_at';
     const filters = { gateway: q.gateway, status: q.status, externalId: q.external_id };
-    const page = await paginate<Record<string, unknown>>(
-      repo.listQuery(tx, accountId, filters),
-      this.cursors,
-      {
-        scope: `deliveries:${accountId}`,
-        sortName,
-        sort: [
-          { column: 'deliveries.created_at', desc },
-          { column: 'deliveries.id', desc },
-        ],
-        filters: filtersHash(filters),
-        limit: q.limit ?? 50,
-        cursor: q.cursor,
-      },
-    );
-    return { rows: await repo.withRelations(tx, page.rows.map(repo.mapRow)), page: page.page };
+    return repo.page(tx, this.cursors, accountId, filters, q);
   }
 
   /** A new, active delivery. The gateway decides whether `secret` is required. */

@@ -1,5 +1,7 @@
 // Transactions posted back by gateways (table `sales_transactions`). Every function takes the
 // caller's `tx`.
+import { keyset, pages, type PageParams } from '../../db/page.ts';
+import type { CursorCodec } from '../../db/cursor.ts';
 import type { Tx } from '../../db/knex.ts';
 import { insertId, json } from '../../db/dialect.ts';
 import type { SaleStatus } from './gateways.ts';
@@ -60,6 +62,13 @@ export interface TransactionFilters {
   createdBefore?: string;
 }
 
+const byCreation = keyset('sales_transactions.created_at', 'sales_transactions.id');
+const transactionPages = pages({
+  list: 'transactions',
+  sorts: { '-created_at': byCreation.desc, created_at: byCreation.asc },
+  map,
+});
+
 export const transactionsRepo = {
   map,
 
@@ -74,6 +83,12 @@ export const transactionsRepo = {
       .where({ delivery_id: deliveryId, transaction_id: transactionId, event })
       .first();
     return r ? map(r) : null;
+  },
+
+  /** One page of the account's sale transactions, newest first by default. */
+  page(tx: Tx, cursors: CursorCodec, accountId: number, f: TransactionFilters, p: PageParams) {
+    const query = transactionsRepo.listQuery(tx, accountId, f);
+    return transactionPages(query, cursors, { ...p, of: [accountId], filters: { ...f } });
   },
 
   /** Unordered: paginate adds the keyset condition and ORDER BY (created_at, id). */

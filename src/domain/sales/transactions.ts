@@ -1,8 +1,8 @@
 // Reading the transactions gateways posted back: the v3 list and item, and the v2 lookup by a
 // sale's or subscription's id at a gateway.
 import type { Db, Tx } from '../../db/knex.ts';
-import { paginate, type PageResult } from '../../db/paginate.ts';
-import { filtersHash, type CursorCodec } from '../../db/cursor.ts';
+import type { PageResult } from '../../db/page.ts';
+import type { CursorCodec } from '../../db/cursor.ts';
 import { AppError } from '../../errors.ts';
 import { instantParam } from '../events/service.ts';
 import { fromId, toId } from '../shared/ids.ts';
@@ -73,8 +73,6 @@ export class TransactionsService {
     q: TransactionListQuery,
     tx: Tx = this.db,
   ): Promise<PageResult<SaleTransaction>> {
-    const sortName = q.sort ?? '-created_at';
-    const desc = sortName === '-created_at';
     const filters = {
       // Not parseable as an id: a filter that matches nothing (null), not an error.
       deliveryId: q.delivery_id === undefined ? undefined : fromId(q.delivery_id),
@@ -86,22 +84,7 @@ export class TransactionsService {
       createdAfter: instantParam('created_after', q.created_after),
       createdBefore: instantParam('created_before', q.created_before),
     };
-    const page = await paginate<Record<string, unknown>>(
-      repo.listQuery(tx, accountId, filters),
-      this.cursors,
-      {
-        scope: `transactions:${accountId}`,
-        sortName,
-        sort: [
-          { column: 'sales_transactions.created_at', desc },
-          { column: 'sales_transactions.id', desc },
-        ],
-        filters: filtersHash({ ...filters, deliveryId: q.delivery_id }),
-        limit: q.limit ?? 50,
-        cursor: q.cursor,
-      },
-    );
-    return { rows: page.rows.map(repo.map), page: page.page };
+    return repo.page(tx, this.cursors, accountId, filters, q);
   }
 
   /** Transactions whose sale or subscription id at the gateway is `externalId`, oldest first. */

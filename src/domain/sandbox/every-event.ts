@@ -3,7 +3,7 @@
 // Each step is chosen to record exactly one event: a refund of a sale the delivery never granted
 // records the transaction alone, and deleting the student last takes its tags, enrollment and
 // membership without events of their own.
-import type { AuthContext } from '../auth.ts';
+import type { AuthContext } from '../credentials/auth.ts';
 import type { Credential } from '../credentials/repo.ts';
 import { Prng } from './prng.ts';
 import type { Scenario } from './tools.ts';

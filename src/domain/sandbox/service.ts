@@ -4,7 +4,7 @@
 import type { Tx } from '../../db/engine.ts';
 import type { InTx } from '../../db/tx.ts';
 import { AppError } from '../../errors.ts';
-import type { AuthContext } from '../auth.ts';
+import type { AuthContext } from '../credentials/auth.ts';
 import type { Operation } from '../operations/repo.ts';
 import type { OperationsService } from '../operations/service.ts';
 import { everyEvent } from './every-event.ts';

@@ -9,7 +9,7 @@ import type { Db, Tx } from '../../db/knex.ts';
 import { inTransaction } from '../../db/tx.ts';
 import { AppError } from '../../errors.ts';
 import type { Logger } from '../../log.ts';
-import type { AuthContext } from '../auth.ts';
+import type { AuthContext } from '../credentials/auth.ts';
 import type { CredentialsService } from '../credentials/service.ts';
 import type { EventsService } from '../events/service.ts';
 import { LEASE_MS, StreamConnection } from './connection.ts';

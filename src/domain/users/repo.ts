@@ -1,5 +1,7 @@
 // Students (table `users`). Every function takes the caller's `tx`: inside an idempotent write
 // that is the request's transaction, and SQLite has a single connection.
+import { keyset, pages, type PageParams } from '../../db/page.ts';
+import type { CursorCodec } from '../../db/cursor.ts';
 import { firstRow } from '../../db/statements.ts';
 import type { Tx } from '../../db/knex.ts';
 import { bool, insertId, json } from '../../db/dialect.ts';
@@ -91,6 +93,20 @@ export interface UserFilters {
   createdBefore?: string;
 }
 
+const byCreation = keyset('users.created_at', 'users.id');
+const userPages = pages({
+  list: 'users',
+  sorts: { '-created_at': byCreation.desc, created_at: byCreation.asc },
+  map,
+});
+// Every student, or the students of one tag (walked through user_tags), by id.
+const byIdPages = pages({ list: 'users-by-id', sorts: { id: keyset('users.id').asc }, map });
+const taggedByIdPages = pages({
+  list: 'users-by-id',
+  sorts: { id: keyset('user_tags.user_id').asc },
+  map,
+});
+
 export const usersRepo = {
   map,
 
@@ -139,6 +155,25 @@ export const usersRepo = {
       .where('user_tags.tag_id', tagId)
       .where('users.account_id', accountId)
       .select('users.*', 'user_tags.user_id');
+  },
+
+  /** One page of the account's students, newest first by default. */
+  page(tx: Tx, cursors: CursorCodec, accountId: number, f: UserFilters, p: PageParams) {
+    const query = usersRepo.listQuery(tx, accountId, f);
+    return userPages(query, cursors, { ...p, of: [accountId], filters: { ...f } });
+  },
+
+  /** One page of every student (or every student of a tag), by id. */
+  pageById(
+    tx: Tx,
+    cursors: CursorCodec,
+    accountId: number,
+    tagId: number | undefined,
+    p: PageParams,
+  ) {
+    const query = usersRepo.listByIdQuery(tx, accountId, tagId);
+    const pager = tagId === undefined ? byIdPages : taggedByIdPages;
+    return pager(query, cursors, { ...p, of: [accountId], filters: { tag_id: tagId } });
   },
 
   /** Unordered, unpaginated: the caller (paginate) adds the keyset condition and ORDER BY. */

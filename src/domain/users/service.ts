@@ -4,10 +4,10 @@ import { inTransaction, transaction } from '../../db/tx.ts';
 import type { Db, Tx } from '../../db/knex.ts';
 import type { Clock } from '../../clock.ts';
 import { isUniqueViolation } from '../../db/dialect.ts';
-import { paginate, type PageResult } from '../../db/paginate.ts';
+import type { PageResult } from '../../db/page.ts';
 import { AppError, type ErrorDetail } from '../../errors.ts';
 import { detailMessage } from '../../i18n/messages.ts';
-import { filtersHash, type CursorCodec } from '../../db/cursor.ts';
+import type { CursorCodec } from '../../db/cursor.ts';
 import { fromId, newRevision, timeOrderedToken } from '../shared/ids.ts';
 import { assertRevision } from '../shared/revision.ts';
 import { normalizeCpf } from './cpf.ts';
@@ -106,30 +106,13 @@ export class UsersService {
   }
 
   async list(accountId: number, q: UserListQuery, tx: Tx = this.db): Promise<PageResult<User>> {
-    const sortName = q.sort ?? '-created_at';
-    const desc = sortName === '-created_at';
     const filters = {
       emailLower: q.email?.toLowerCase(),
       tagId: q.tag_id,
       createdAfter: instant('created_after', q.created_after),
       createdBefore: instant('created_before', q.created_before),
     };
-    const page = await paginate<Record<string, unknown>>(
-      repo.listQuery(tx, accountId, filters),
-      this.cursors,
-      {
-        scope: `users:${accountId}`,
-        sortName,
-        sort: [
-          { column: 'users.created_at', desc },
-          { column: 'users.id', desc },
-        ],
-        filters: filtersHash(filters),
-        limit: q.limit ?? 50,
-        cursor: q.cursor,
-      },
-    );
-    return { rows: page.rows.map(repo.map), page: page.page };
+    return repo.page(tx, this.cursors, accountId, filters, q);
   }
 
   async create(
@@ -293,20 +276,7 @@ export class UsersService {
     q: { tagId?: number; limit: number; cursor?: string },
     tx: Tx = this.db,
   ): Promise<PageResult<User>> {
-    const column = q.tagId === undefined ? 'users.id' : 'user_tags.user_id';
-    const page = await paginate<Record<string, unknown>>(
-      repo.listByIdQuery(tx, accountId, q.tagId),
-      this.cursors,
-      {
-        scope: `users-by-id:${accountId}`,
-        sortName: 'id',
-        sort: [{ column, desc: false }],
-        filters: filtersHash({ tag_id: q.tagId }),
-        limit: q.limit,
-        cursor: q.cursor,
-      },
-    );
-    return { rows: page.rows.map(repo.map), page: page.page };
+    return repo.pageById(tx, this.cursors, accountId, q.tagId, q);
   }
 
   /**

@@ -1,5 +1,7 @@
 // Webhook deliveries (one per event and endpoint) and their attempts (tables of migration 009).
 // Every function takes the caller's `tx`.
+import { keyset, pages, type PageParams } from '../../db/page.ts';
+import type { CursorCodec } from '../../db/cursor.ts';
 import type { Tx } from '../../db/engine.ts';
 import { bool, insertId } from '../../db/dialect.ts';
 import { allRows, execute, firstRow, updateSql } from '../../db/statements.ts';
@@ -101,6 +103,13 @@ export interface ReplayFilters {
   until: string;
 }
 
+const byCreation = keyset('created_at', 'id');
+const deliveryPages = pages({
+  list: 'webhook-deliveries',
+  sorts: { '-created_at': byCreation.desc, created_at: byCreation.asc },
+  map,
+});
+
 export const deliveriesRepo = {
   map,
   mapAttempt,
@@ -121,6 +130,12 @@ export const deliveriesRepo = {
       [endpointId, id],
     );
     return r ? map(r) : null;
+  },
+
+  /** One page of the endpoint's deliveries, newest first by default. */
+  page(tx: Tx, cursors: CursorCodec, endpointId: number, f: DeliveryFilters, p: PageParams) {
+    const query = deliveriesRepo.listQuery(tx, endpointId, f);
+    return deliveryPages(query, cursors, { ...p, of: [endpointId], filters: { ...f } });
   },
 
   /** Unordered: paginate adds the keyset condition and ORDER BY. */

@@ -4,10 +4,10 @@
 import type { Clock } from '../../clock.ts';
 import type { Db, Tx } from '../../db/engine.ts';
 import { inTransaction } from '../../db/tx.ts';
-import { filtersHash, type CursorCodec } from '../../db/cursor.ts';
-import { paginate, type PageResult } from '../../db/paginate.ts';
+import type { CursorCodec } from '../../db/cursor.ts';
+import type { PageResult } from '../../db/page.ts';
 import { AppError } from '../../errors.ts';
-import type { AuthContext } from '../auth.ts';
+import type { AuthContext } from '../credentials/auth.ts';
 import { instantParam, type EventsService } from '../events/service.ts';
 import type { OperationsService } from '../operations/service.ts';
 import type { Operation } from '../operations/repo.ts';
@@ -57,8 +57,6 @@ export class WebhookDeliveries {
     q: DeliveryListQuery,
   ): Promise<PageResult<Delivery> & { endpoint: Endpoint; last: Map<number, Attempt> }> {
     const endpoint = await this.endpoint(accountId, endpointId);
-    const sortName = q.sort ?? '-created_at';
-    const desc = sortName === '-created_at';
     const filters = {
       status: q.status,
       // Not an id a record can have: a filter that matches nothing.
@@ -67,22 +65,8 @@ export class WebhookDeliveries {
       createdAfter: instantParam('created_after', q.created_after),
       createdBefore: instantParam('created_before', q.created_before),
     };
-    const page = await paginate<Record<string, unknown>>(
-      deliveriesRepo.listQuery(this.db, endpoint.id, filters),
-      this.cursors,
-      {
-        scope: `webhook-deliveries:${endpoint.id}`,
-        sortName,
-        sort: [
-          { column: 'created_at', desc },
-          { column: 'id', desc },
-        ],
-        filters: filtersHash(filters),
-        limit: q.limit ?? 50,
-        cursor: q.cursor,
-      },
-    );
-    const rows = page.rows.map(deliveriesRepo.map);
+    const page = await deliveriesRepo.page(this.db, this.cursors, endpoint.id, filters, q);
+    const rows = page.rows;
     const last = await deliveriesRepo.lastAttempts(this.db, rows);
     return { rows, page: page.page, endpoint, last };
   }

@@ -1,5 +1,7 @@
 // Webhook endpoints (table `webhook_endpoints`) and their signing secrets (`webhook_secrets`,
 // sealed with SECRETS_KEY). Every function takes the caller's `tx`.
+import { keyset, pages, type PageParams } from '../../db/page.ts';
+import type { CursorCodec } from '../../db/cursor.ts';
 import type { Tx } from '../../db/engine.ts';
 import { isPostgres } from '../../db/engine.ts';
 import { insertId } from '../../db/dialect.ts';
@@ -38,6 +40,13 @@ const map = (r: any): Endpoint => ({
   deletedAt: r.deleted_at,
 });
 
+// Ids follow creation order.
+const endpointPages = pages({
+  list: 'webhooks',
+  sorts: { '-created_at': keyset('id').desc },
+  map,
+});
+
 export const endpointsRepo = {
   map,
 
@@ -71,6 +80,12 @@ export const endpointsRepo = {
       ? await firstRow(tx, 'SELECT * FROM webhook_endpoints WHERE id = ? FOR NO KEY UPDATE', [id])
       : await firstRow(tx, 'SELECT * FROM webhook_endpoints WHERE id = ?', [id]);
     return r ? map(r) : null;
+  },
+
+  /** One page of the account's endpoints (not deleted), newest first. */
+  page(tx: Tx, cursors: CursorCodec, accountId: number, f: { status?: string }, p: PageParams) {
+    const query = endpointsRepo.listQuery(tx, accountId, f.status);
+    return endpointPages(query, cursors, { ...p, of: [accountId], filters: f });
   },
 
   listQuery(tx: Tx, accountId: number, status: string | undefined) {

@@ -5,8 +5,8 @@ import type { Clock } from '../../clock.ts';
 import { HOUR } from '../../clock.ts';
 import type { Db, Tx } from '../../db/engine.ts';
 import { inTransaction } from '../../db/tx.ts';
-import { filtersHash, type CursorCodec } from '../../db/cursor.ts';
-import { paginate, type PageResult } from '../../db/paginate.ts';
+import type { CursorCodec } from '../../db/cursor.ts';
+import type { PageResult } from '../../db/page.ts';
 import { AppError, type ErrorDetail } from '../../errors.ts';
 import { seal } from '../../secrets-key.ts';
 import type { EventCatalog } from '../events/catalog.ts';
@@ -73,19 +73,8 @@ export class WebhooksService {
     accountId: number,
     q: { status?: EndpointStatus; limit?: number; cursor?: string },
   ): Promise<PageResult<Endpoint>> {
-    const page = await paginate<Record<string, unknown>>(
-      repo.listQuery(this.db, accountId, q.status),
-      this.cursors,
-      {
-        scope: `webhooks:${accountId}`,
-        sortName: '-created_at',
-        sort: [{ column: 'id', desc: true }],
-        filters: filtersHash({ status: q.status }),
-        limit: q.limit ?? 50,
-        cursor: q.cursor,
-      },
-    );
-    return { rows: page.rows.map(repo.map), page: page.page };
+    const { limit, cursor } = q;
+    return repo.page(this.db, this.cursors, accountId, { status: q.status }, { limit, cursor });
   }
 
   /** Registers an endpoint; its signing secret is returned here and never again. */

@@ -14,7 +14,17 @@ export interface LegacyDeps {
 
 /** What the generation routers map onto: the same services as v3. */
 export interface LegacyRouteDeps {
-  services: Services;
+  services: Pick<
+    Services,
+    | 'users'
+    | 'tags'
+    | 'progress'
+    | 'outbox'
+    | 'deliveries'
+    | 'enrollments'
+    | 'transactions'
+    | 'catalog'
+  >;
   /** The base of the URLs the legacy bodies carry (paginator, login_auto). */
   publicBaseUrl: string;
 }

@@ -3,7 +3,7 @@
 // order; never a fallback to autonomous mode. The User-Agent never decides anything.
 import type { Context } from 'koa';
 import { AppError } from '../../errors.ts';
-import type { AuthContext, AccountInfo, HumanContext } from '../../domain/auth.ts';
+import type { AuthContext, AccountInfo, HumanContext } from '../../domain/credentials/auth.ts';
 import type { Credential } from '../../domain/credentials/repo.ts';
 import type { CredentialsService } from '../../domain/credentials/service.ts';
 import { SECRET_PATTERN } from '../../domain/credentials/secrets.ts';

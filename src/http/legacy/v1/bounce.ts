@@ -2,7 +2,7 @@
 // `bounce: true` puts it on. Either way the address must have received an email from the school.
 import type Router from '@koa/router';
 import { AppError } from '../../../errors.ts';
-import { rejection } from '../../../domain/enrollments/errors.ts';
+import { rejection } from '../../../domain/shared/rejections.ts';
 import type { LegacyRouteDeps } from '../deps.ts';
 import { legacyContract } from '../contract.ts';
 import { isEmail, legacyBody } from '../input.ts';

@@ -1,12 +1,9 @@
 import type { components } from '../../../../generated/types.ts';
-import type { AuthContext } from '../../../domain/auth.ts';
+import type { AuthContext } from '../../../domain/credentials/auth.ts';
 import type { Credential } from '../../../domain/credentials/repo.ts';
 import type { CredentialsService } from '../../../domain/credentials/service.ts';
 import { fromId, toId } from '../../../domain/shared/ids.ts';
 import { etag } from '../../../domain/shared/revision.ts';
-import type { CursorCodec } from '../../../db/cursor.ts';
-import { filtersHash } from '../../../db/cursor.ts';
-import { paginate } from '../../../db/paginate.ts';
 import type { Handlers } from './types.ts';
 
 type CredentialOut = components['schemas']['Credential'];
@@ -53,10 +50,7 @@ type CredentialOps =
   | 'linkCredentialAdministrator'
   | 'unlinkCredentialAdministrator';
 
-export function credentialHandlers(
-  s: CredentialsService,
-  cursors: CursorCodec,
-): Pick<Handlers, CredentialOps> {
+export function credentialHandlers(s: CredentialsService): Pick<Handlers, CredentialOps> {
   const show = (c: Credential) => presentCredential(c, s.effectiveStatus(c));
   return {
     async getCurrentCredential({ auth }) {
@@ -67,25 +61,8 @@ export function credentialHandlers(
       };
     },
     async listCredentials({ auth, query }) {
-      const page = await paginate<Record<string, unknown>>(
-        s.listQuery(auth, query.status),
-        cursors,
-        {
-          scope: `credentials:${auth.account.id}`,
-          sortName: '-created_at',
-          sort: [
-            { column: 'created_at', desc: true },
-            { column: 'id', desc: true },
-          ],
-          filters: filtersHash({ status: query.status }),
-          limit: query.limit ?? 50,
-          cursor: query.cursor,
-        },
-      );
-      return {
-        status: 200,
-        body: { data: page.rows.map((r) => show(s.map(r))), page: page.page },
-      };
+      const page = await s.list(auth, query);
+      return { status: 200, body: { data: page.rows.map(show), page: page.page } };
     },
     async createCredential({ auth, body, tx }) {
       const { credential, secret } = await s.create(auth, body, { tx });

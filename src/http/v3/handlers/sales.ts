@@ -7,7 +7,7 @@ import {
   transactionResource,
   type TransactionsService,
 } from '../../../domain/sales/transactions.ts';
-import { hasPermission } from '../../../domain/auth.ts';
+import { hasPermission } from '../../../domain/credentials/auth.ts';
 import { fromId } from '../../../domain/shared/ids.ts';
 import { etag } from '../../../domain/shared/revision.ts';
 import type { Handlers } from './types.ts';

@@ -4,7 +4,7 @@ import type { Readable } from 'node:stream';
 import type { operations } from '../../../../generated/types.ts';
 import type { OperationId } from '../../../../generated/operations.ts';
 import type { Tx } from '../../../db/knex.ts';
-import type { AuthContext } from '../../../domain/auth.ts';
+import type { AuthContext } from '../../../domain/credentials/auth.ts';
 import type { Locale } from '../../../i18n/messages.ts';
 
 type Op<K extends OperationId> = operations[K];

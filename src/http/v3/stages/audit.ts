@@ -6,7 +6,7 @@ import type { Clock } from '../../../clock.ts';
 import { AppError } from '../../../errors.ts';
 import type { Locale } from '../../../i18n/messages.ts';
 import type { AuditService } from '../../../domain/audit/repo.ts';
-import type { AuthContext } from '../../../domain/auth.ts';
+import type { AuthContext } from '../../../domain/credentials/auth.ts';
 import type { Operation } from '../catalog.ts';
 import { renderError } from '../render.ts';
 import { V3_BASE } from '../router.ts';

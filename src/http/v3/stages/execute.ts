@@ -9,7 +9,7 @@ import type { Db, Tx } from '../../../db/engine.ts';
 import { transaction } from '../../../db/tx.ts';
 import { AppError } from '../../../errors.ts';
 import type { Locale } from '../../../i18n/messages.ts';
-import type { AuthContext } from '../../../domain/auth.ts';
+import type { AuthContext } from '../../../domain/credentials/auth.ts';
 import { requestHash, type IdempotencyService } from '../../../domain/idempotency/service.ts';
 import type { Operation } from '../catalog.ts';
 import type { HandlerContext, Handlers } from '../handlers/types.ts';

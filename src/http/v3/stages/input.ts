@@ -5,7 +5,7 @@
 import type { Context } from 'koa';
 import { AppError } from '../../../errors.ts';
 import { detailMessage, type Locale } from '../../../i18n/messages.ts';
-import { hasPermission, type AuthContext } from '../../../domain/auth.ts';
+import { hasPermission, type AuthContext } from '../../../domain/credentials/auth.ts';
 import { KEY_PATTERN } from '../../../domain/idempotency/service.ts';
 import { isJsonRequest, parseJson, readBody } from '../../body.ts';
 import type { Operation } from '../catalog.ts';

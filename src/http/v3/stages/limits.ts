@@ -3,7 +3,7 @@
 // account and credential limits of an authenticated caller, with the RateLimit-* headers.
 import type { Context } from 'koa';
 import type { AppError } from '../../../errors.ts';
-import type { AuthContext } from '../../../domain/auth.ts';
+import type { AuthContext } from '../../../domain/credentials/auth.ts';
 import type { RateLimits, LimitKind, LimitState } from '../../../domain/ratelimit.ts';
 
 export function limitsStage(rateLimits: RateLimits) {

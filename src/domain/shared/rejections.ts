@@ -1,5 +1,5 @@
-// Business rejections of the sales, enrollments and progress domains, each with a `reason` in
-// its detail so clients can tell cases apart without parsing messages.
+// Business rejections (sales, enrollments, progress, email), each with a `reason` in its detail
+// so clients can tell cases apart without parsing messages.
 import { AppError, type ErrorCode } from '../../errors.ts';
 
 /** 422 validation_failed on one body field (`products.0.product_id`). */

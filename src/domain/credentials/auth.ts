@@ -1,6 +1,5 @@
 // Who is calling: the credential, its account, and in human mode the administrator.
-import type { AccountInfo } from './accounts/types.ts';
-import type { Credential } from './credentials/repo.ts';
+import type { AccountInfo, Credential } from './types.ts';
 
 export type { AccountInfo };
 
