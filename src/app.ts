@@ -37,6 +37,7 @@ import { progressHandlers } from './http/v3/handlers/progress.ts';
 import { postbackRoutes } from './http/postbacks.ts';
 import { automationHandlers } from './http/v3/handlers/automations.ts';
 import { eventStreamHandlers } from './http/v3/handlers/event-streams.ts';
+import { listen } from './http/listen.ts';
 
 export interface AppOptions {
   clock?: Clock;
@@ -156,7 +157,7 @@ export async function createApp(config: Config, options: AppOptions = {}) {
     server,
     release,
     async listen(port = config.port, host = config.host): Promise<number> {
-      await new Promise<void>((resolve) => server.listen(port, host, resolve));
+      await listen(server, port, host);
       // Metrics on a listener of their own (METRICS_PORT), never on the public one.
       if (config.metricsPort !== undefined && !metricsListener)
         metricsListener = await serveMetrics(services.metrics, config.metricsPort, host);

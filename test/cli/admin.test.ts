@@ -328,12 +328,26 @@ t('--help prints the usage on stdout and exits 0', async (ctx) => {
   assert.not.match(one.stdout, /legacy-key/);
 });
 
-t('an unusable DATABASE_URL exits 1 with database_unavailable', async () => {
-  failed(
-    await admin('mysql://localhost/school', ['account', 'create', '--name', 'X']),
-    1,
-    'database_unavailable',
+t('an unsupported DATABASE_URL exits 2 with invalid_config naming the variable', async () => {
+  const r = await admin('mysql://localhost/school', ['account', 'create', '--name', 'X']);
+  failed(r, 2, 'invalid_config');
+  assert.match(r.stderr, /DATABASE_URL: unsupported 'mysql:\/\/localhost\/school'/);
+});
+
+t('an unreachable database exits 1 with database_unavailable, in one sentence', async () => {
+  // Port 1 on loopback: nothing listens there, the connection is refused at once.
+  const r = await admin('postgres://school:secret@127.0.0.1:1/school', [
+    'account',
+    'create',
+    '--name',
+    'X',
+  ]);
+  failed(r, 1, 'database_unavailable');
+  assert.match(
+    r.stderr,
+    /cannot reach the database at postgres:\/\/school:\*\*\*@127\.0\.0\.1:1\/school \(ECONNREFUSED\)/,
   );
+  assert.not.match(r.stderr, /secret/);
 });
 
 t.run();
