@@ -3743,7 +3743,32 @@ export interface components {
          * @enum {string}
          */
         WebhookStatus: "enabled" | "disabled";
-        /** @description The fields of a webhook endpoint; `Webhook` closes them. */
+        /**
+         * @description The fields of a webhook endpoint; `Webhook` closes them.
+         * @example {
+         *       "object": "webhook",
+         *       "id": "7",
+         *       "url": "https://hooks.example.com/school",
+         *       "description": "CRM sync",
+         *       "event_types": [
+         *         "user.created",
+         *         "user.updated"
+         *       ],
+         *       "payload_version": "1",
+         *       "status": "enabled",
+         *       "disabled_reason": null,
+         *       "revision": "1b2c3d4e",
+         *       "signing_secrets": [
+         *         {
+         *           "hint": "whsec_MfKQ...",
+         *           "created_at": "2026-11-22T10:15:00.000Z",
+         *           "expires_at": null
+         *         }
+         *       ],
+         *       "created_at": "2026-11-22T10:15:00.000Z",
+         *       "updated_at": "2026-11-22T10:15:00.000Z"
+         *     }
+         */
         WebhookFields: {
             /** @constant */
             object: "webhook";
@@ -3769,20 +3794,9 @@ export interface components {
         };
         /**
          * @example {
-         *       "object": "webhook",
-         *       "id": "7",
-         *       "url": "https://hooks.example.com/school",
-         *       "description": "CRM sync",
-         *       "event_types": [
-         *         "user.created",
-         *         "user.updated"
-         *       ],
-         *       "payload_version": "1",
-         *       "status": "enabled",
-         *       "disabled_reason": null,
-         *       "revision": "1b2c3d4e",
+         *       "hint": "whsec_MfKQ...",
          *       "created_at": "2026-11-22T10:15:00.000Z",
-         *       "updated_at": "2026-11-22T10:15:00.000Z"
+         *       "expires_at": null
          *     }
          */
         WebhookSigningSecret: {
