@@ -38,6 +38,7 @@ import { postbackRoutes } from './http/postbacks.ts';
 import { automationHandlers } from './http/v3/handlers/automations.ts';
 import { eventStreamHandlers } from './http/v3/handlers/event-streams.ts';
 import { listen } from './http/listen.ts';
+import { landingRoute } from './http/landing.ts';
 
 export interface AppOptions {
   clock?: Clock;
@@ -143,6 +144,7 @@ export async function createApp(config: Config, options: AppOptions = {}) {
   );
   koa.use(autoLoginRoutes(services));
   koa.use(docsRoutes({ spec, legacyDir: options.legacySpecDir }));
+  koa.use(landingRoute(release));
   koa.use(oauth.routes);
 
   const server = http.createServer(koa.callback());

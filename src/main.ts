@@ -48,6 +48,7 @@ app.logger.info(
     host: config!.host,
     port,
     release: app.release,
+    docs: `${config!.publicBaseUrl}/docs`,
     workers: config!.workers,
     ...(app.metricsPort !== undefined ? { metrics_port: app.metricsPort } : {}),
   },

@@ -290,6 +290,7 @@ t('usage errors exit 2 with the usage text; nothing reaches the database', async
     ['credential', 'suspend'],
     ['admin', 'create', '--account', '1', '--email', 'nope', '--password', 'long enough'],
     ['admin', 'create', '--account', '1', '--email', 'a@b.co', '--password', 'short'],
+    ['credential', 'create', '--account', '1', '--permissions', 'users.read,users.reed'],
   ];
   const runs = await Promise.all(cases.map((args) => ctx.cli(...args)));
   for (const [i, run] of runs.entries()) {
@@ -298,6 +299,10 @@ t('usage errors exit 2 with the usage text; nothing reaches the database', async
   }
   assert.match(runs[10]!.json.error.message, /resource\.action/);
   assert.match(runs[14]!.json.error.message, /autonomous, both, human_required/);
+  assert.is(
+    runs[18]!.json.error.message,
+    'Not a permission of the contract: users.reed. Did you mean users.read?',
+  );
   const accounts = await ctx.b.app.db('accounts').count({ n: '*' });
   assert.is(Number(accounts[0]!.n), 3, 'the test account, CLI school and its sandbox only');
 });
