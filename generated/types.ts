@@ -1082,7 +1082,10 @@ export interface paths {
          *     `already_exists`), and what a sale grants (`products`, each under an access schedule of
          *     the product, its default one unless told; `tag_ids`), for `duration` `duration_unit` or
          *     for life. A gateway with `secret_required` needs `secret` (422); the secret is write-only.
-         *     The gateway posts back to `postback_url`. Created `active`.
+         *     Any other gateway without `secret` gets a generated one, shown once in `secret.generated`
+         *     (a repeat of the request with the same Idempotency-Key answers 409
+         *     `secret_not_replayable`), unless `generate_secret: false` opts out. The gateway posts back
+         *     to `postback_url`, which carries an unguessable token beside the id. Created `active`.
          */
         post: operations["createDelivery"];
         delete?: never;
@@ -1619,7 +1622,9 @@ export interface paths {
          * Rotate a webhook's signing secret
          * @description Issues a new signing secret, returned once; the previous secret keeps signing for
          *     `overlap_hours` (default 24, at most 72), and during the overlap every delivery carries
-         *     one signature per active secret. A replay with the same Idempotency-Key answers 409
+         *     one signature per active secret. A secret still in an earlier rotation's overlap stops at
+         *     once: at most two secrets sign (the webhook's `signing_secrets` shows them). Rotations of
+         *     one webhook take turns. A replay with the same Idempotency-Key answers 409
          *     `secret_not_replayable`.
          */
         post: operations["createWebhookSecretRotation"];
@@ -3736,7 +3741,7 @@ export interface components {
             name: string;
             /**
              * Format: uri
-             * @description Where the gateway posts its sales: `{PUBLIC_BASE_URL}/postbacks/{id}`.
+             * @description Where the gateway posts its sales: `{PUBLIC_BASE_URL}/postbacks/{id}/{token}`, the token unguessable (ids are sequential). Treat it as a credential.
              */
             postback_url: string;
             revision: components["schemas"]["Revision"];
@@ -3758,9 +3763,11 @@ export interface components {
             enrollments_count: number;
             products_count: number;
             tags_count: number;
-            /** @description The postback secret itself is write-only and never returned. */
+            /** @description The postback secret itself is write-only and never returned, except a generated one, once. */
             secret: {
                 configured: boolean;
+                /** @description Only in the response that created the delivery, when the server generated its secret (no `secret` sent, `generate_secret` not false): postbacks carry it in `X-Postback-Secret`. Never shown again. */
+                generated?: string;
             };
             created_at: components["schemas"]["Timestamp"];
             updated_at: components["schemas"]["Timestamp"];
@@ -3803,6 +3810,8 @@ export interface components {
             duration_unit?: components["schemas"]["DurationUnit"];
             /** @description Required by gateways with `secret_required`; postbacks then carry it in `X-Postback-Secret`. */
             secret?: string;
+            /** @description Without `secret`: whether the server generates one (default true; gateways with `secret_required` need `secret` instead). `false` opts out: postbacks are then authenticated by the postback URL's token alone. */
+            generate_secret?: boolean;
         };
         /**
          * @example {
@@ -4097,6 +4106,13 @@ export interface components {
          *       "status": "enabled",
          *       "disabled_reason": null,
          *       "revision": "1b2c3d4e",
+         *       "signing_secrets": [
+         *         {
+         *           "hint": "whsec_MfKQ...",
+         *           "created_at": "2026-11-22T10:15:00.000Z",
+         *           "expires_at": null
+         *         }
+         *       ],
          *       "created_at": "2026-11-22T10:15:00.000Z",
          *       "updated_at": "2026-11-22T10:15:00.000Z"
          *     }
@@ -4119,8 +4135,27 @@ export interface components {
              */
             disabled_reason: string | null;
             revision: components["schemas"]["Revision"];
+            /** @description The secrets that sign its deliveries now, newest first: the current one and, during a rotation's overlap, the one it replaces (never more than two). Each is shown by its start only (`hint`); the secret itself is shown once, at creation or rotation. */
+            signing_secrets: components["schemas"]["WebhookSigningSecret"][];
             created_at: components["schemas"]["Timestamp"];
             updated_at: components["schemas"]["Timestamp"];
+        };
+        /**
+         * @example {
+         *       "hint": "whsec_MfKQ...",
+         *       "created_at": "2026-11-22T10:15:00.000Z",
+         *       "expires_at": null
+         *     }
+         */
+        WebhookSigningSecret: {
+            /**
+             * @description `whsec_` and the first 4 characters of the secret, then `...`.
+             * @example whsec_MfKQ...
+             */
+            hint: string;
+            created_at: components["schemas"]["Timestamp"];
+            /** @description When it stops signing (the end of a rotation's overlap); null for the current one. */
+            expires_at: components["schemas"]["NullableTimestamp"];
         };
         Webhook: components["schemas"]["WebhookFields"];
         WebhookWithSecret: components["schemas"]["WebhookFields"] & {

@@ -37,6 +37,11 @@ export function parseFlags(args: string[], spec: Record<string, FlagSpec>): Flag
     seen.add(token.name);
   }
   const values = parsed.values as Flags;
+  // The text rule of every other input: U+0000 cannot be stored (PostgreSQL) and names nothing.
+  // A shell cannot pass it in an argument, but a caller of runAdmin can.
+  for (const [name, v] of Object.entries(values))
+    if (typeof v === 'string' && v.includes('\0'))
+      throw new UsageError(`--${name} must not contain the NUL character (U+0000)`);
   for (const [name, s] of Object.entries(spec)) {
     if (s.required && values[name] === undefined)
       throw new UsageError(`Missing required option '--${name}'`);

@@ -15,6 +15,7 @@ import * as m010 from './migrations/010_streams_automations.ts';
 import * as m011 from './migrations/011_sales.ts';
 import * as m012 from './migrations/012_legacy_lookups.ts';
 import * as m013 from './migrations/013_hot_path_indexes.ts';
+import * as m014 from './migrations/014_hardening.ts';
 import * as m015 from './migrations/015_files.ts';
 import * as m016 from './migrations/016_settings.ts';
 
@@ -32,6 +33,7 @@ const migrations: Record<string, Knex.Migration> = {
   '011_sales': m011,
   '012_legacy_lookups': m012,
   '013_hot_path_indexes': m013,
+  '014_hardening': m014,
   '015_files': m015,
   '016_settings': m016,
 };

@@ -5,7 +5,7 @@ import type { Context } from 'koa';
 import type { Web } from './context.ts';
 import { CLIENT_ID } from './constants.ts';
 import { OAuthError } from './tokens.ts';
-import { duplicated, readForm } from './web.ts';
+import { duplicated, InvalidCharacters, readForm } from './web.ts';
 import { requestLog } from '../http/common.ts';
 import { ClientClosedRequest } from '../http/body.ts';
 
@@ -80,7 +80,12 @@ export function endpointRoutes(router: Router, web: Web): void {
     } catch (err) {
       // A client that hung up mid-form is nobody's failure (the OAuth middleware records it).
       if (err instanceof ClientClosedRequest) throw err;
-      const e = err instanceof OAuthError ? err : serverError(web, ctx, err);
+      const e =
+        err instanceof OAuthError
+          ? err
+          : err instanceof InvalidCharacters
+            ? new OAuthError('invalid_request', err.description)
+            : serverError(web, ctx, err);
       ctx.status = e.status;
       ctx.body = { error: e.error, error_description: e.description };
     }

@@ -16,7 +16,7 @@ import { signInRoutes } from './signin.ts';
 import { SignInThrottle } from './throttle.ts';
 import { TokenService } from './tokens.ts';
 import { humanVerifier } from './verifier.ts';
-import { cookieNames, malformedHost } from './web.ts';
+import { cookieNames, InvalidCharacters, malformedHost, rejectNul } from './web.ts';
 import { requestLog } from '../http/common.ts';
 import { closedByClient } from '../http/body.ts';
 
@@ -32,9 +32,8 @@ function isOAuthPath(path: string): boolean {
   );
 }
 
-/** 400 for a malformed Host: the endpoints' JSON error (RFC 6749 5.2) or a page. */
-function badHost(ctx: Context): void {
-  const description = 'The Host header of this request is not valid.';
+/** 400: the endpoints' JSON error (RFC 6749 5.2) or a page. */
+function badRequest(ctx: Context, description: string): void {
   if (ctx.path.startsWith('/admin') || ctx.path === '/oauth/authorize')
     return renderPage(
       ctx,
@@ -79,11 +78,13 @@ export async function createOAuth(
 
   const oauth: Middleware = async (ctx, next) => {
     if (!isOAuthPath(ctx.path)) return next();
-    if (malformedHost(ctx)) return badHost(ctx);
+    if (malformedHost(ctx)) return badRequest(ctx, 'The Host header of this request is not valid.');
     try {
+      rejectNul(new URLSearchParams(ctx.querystring));
       await routes(ctx, () => allowed(ctx, next));
     } catch (err) {
       if (closedByClient(ctx, err)) return;
+      if (err instanceof InvalidCharacters) return badRequest(ctx, err.description);
       // Pages never show a stack trace; the log has it (without cookies or form values).
       requestLog(ctx, logger).error({ err }, 'oauth page failed');
       const locale = localeOf(ctx);

@@ -62,18 +62,34 @@ export function ensureCsrfCookie(ctx: Context, names: CookieNames, secure: boole
 
 const FORM_LIMIT = 16 * 1024;
 
+/**
+ * U+0000 in a form or query string (names or values), which PostgreSQL can neither store nor
+ * compare: a bad request (400), as everywhere else, never a lookup that fails as a 500.
+ */
+export class InvalidCharacters extends Error {
+  readonly description = 'Parameters must not contain the NUL character (U+0000).';
+}
+
+export function rejectNul(params: URLSearchParams): URLSearchParams {
+  for (const [name, value] of params)
+    if (name.includes('\0') || value.includes('\0')) throw new InvalidCharacters();
+  return params;
+}
+
 /** A form-encoded body; anything else (wrong type, too big) is an empty form. */
 export async function readForm(ctx: Context): Promise<URLSearchParams> {
   if (!ctx.is('application/x-www-form-urlencoded')) {
     ctx.req.resume();
     return new URLSearchParams();
   }
+  let form: URLSearchParams;
   try {
-    return new URLSearchParams((await readBody(ctx.req, FORM_LIMIT)).toString('utf8'));
+    form = new URLSearchParams((await readBody(ctx.req, FORM_LIMIT)).toString('utf8'));
   } catch (err) {
     if (err instanceof AppError) return new URLSearchParams();
     throw err;
   }
+  return rejectNul(form);
 }
 
 /** The first parameter sent more than once, if any (RFC 6749 3.1 and 3.2). */

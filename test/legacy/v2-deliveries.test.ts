@@ -31,6 +31,9 @@ t('POST creates a delivery when no delivery has the ids; nested in data.data', a
   });
   assert.is(res.status, 200);
   const id = res.body.data.data.id;
+  const configUrl = res.body.data.data.config_url;
+  // The postback URL carries an unguessable token beside the id.
+  assert.match(configUrl, new RegExp(`^${b.url}/postbacks/${id}/[A-Za-z0-9_-]{32}$`));
   assert.equal(
     res.body,
     ok({
@@ -39,16 +42,23 @@ t('POST creates a delivery when no delivery has the ids; nested in data.data', a
         name: 'Curso A',
         type: 'single',
         external_ids: ['prod-1', 'prod-2'],
-        config_url: `${b.url}/postbacks/${id}`,
+        config_url: configUrl,
       },
     }),
   );
-  // The same delivery in v3, with the same id.
+  // The same delivery in v3, with the same id and URL; v2 cannot show a secret: none generated.
   const v3 = await b.api('GET', `/api/v3/sales/deliveries/${id}`);
   assert.is(v3.status, 200);
   assert.equal(
-    [v3.body.data.id, v3.body.data.gateway, v3.body.data.kind, v3.body.data.external_ids],
-    [String(id), 'generic', 'one_time', ['prod-1', 'prod-2']],
+    [
+      v3.body.data.id,
+      v3.body.data.gateway,
+      v3.body.data.kind,
+      v3.body.data.external_ids,
+      v3.body.data.postback_url,
+      v3.body.data.secret,
+    ],
+    [String(id), 'generic', 'one_time', ['prod-1', 'prod-2'], configUrl, { configured: false }],
   );
 });
 
@@ -69,7 +79,7 @@ t('POST with one known id adds the missing ones; name and type stay', async ({ b
         name: 'Assinatura',
         type: 'subscription',
         external_ids: ['sub-1', 'sub-2'],
-        config_url: `${b.url}/postbacks/${id}`,
+        config_url: first.body.data.data.config_url,
       },
     }),
   );

@@ -48,7 +48,8 @@ const ok = (data: unknown) => ({
 const time = (iso: string) => ({ iso, unix: String(Math.floor(Date.parse(iso) / 1000)) });
 
 async function postback(b: Booted, deliveryId: number, body: Record<string, unknown>) {
-  const res = await fetch(`${b.url}/postbacks/${deliveryId}`, {
+  const url = (await b.api('GET', `/api/v3/sales/deliveries/${deliveryId}`)).body.data.postback_url;
+  const res = await fetch(url, {
     method: 'POST',
     headers: { 'content-type': 'application/json' },
     body: JSON.stringify(body),

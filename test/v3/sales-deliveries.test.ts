@@ -49,7 +49,7 @@ t('POST creates a delivery with every field; the secret is never shown', async (
     id: d.id,
     gateway: 'generic',
     name: 'Guitar yearly',
-    postback_url: `${b.url}/postbacks/${d.id}`,
+    postback_url: d.postback_url,
     revision: d.revision,
     kind: 'one_time',
     status: 'active',
@@ -72,12 +72,15 @@ t('POST creates a delivery with every field; the secret is never shown', async (
   const got = await b.api('GET', `${D}/${d.id}`);
   assert.equal(got.body.data, d);
   assert.is(got.headers.get('etag'), `"${d.revision}"`);
-  // Lifetime by default, and no secret.
+  // Lifetime by default, and a generated secret (shown in this response only).
   const plain = await delivery(b, { name: 'Plain' });
   assert.equal(
-    [plain.duration, plain.duration_unit, plain.secret, plain.external_ids, plain.kind],
-    [null, 'lifetime', { configured: false }, [], 'one_time'],
+    [plain.duration, plain.duration_unit, plain.secret.configured, plain.external_ids, plain.kind],
+    [null, 'lifetime', true, [], 'one_time'],
   );
+  assert.match(plain.secret.generated, /^pbsec_[A-Za-z0-9_-]{43}$/);
+  const again = (await b.api('GET', `${D}/${plain.id}`)).body.data;
+  assert.equal(again.secret, { configured: true });
 });
 
 t('POST rejections: gateway, secret, taken ids, references, duration', async ({ b }) => {

@@ -51,7 +51,8 @@ export class TokenStore {
   }
 
   get(server: string): StoredTokens | undefined {
-    return this.read().servers[server];
+    const { servers } = this.read();
+    return Object.hasOwn(servers, server) ? servers[server] : undefined;
   }
 
   set(server: string, tokens: StoredTokens): void {
@@ -62,7 +63,7 @@ export class TokenStore {
 
   delete(server: string): void {
     const data = this.read();
-    if (!(server in data.servers)) return;
+    if (!Object.hasOwn(data.servers, server)) return;
     delete data.servers[server];
     this.write(data);
   }

@@ -75,7 +75,8 @@ export class OperationRunner {
     owner: string,
     signal: AbortSignal,
   ) {
-    const type = this.types[typeName];
+    const type = Object.hasOwn(this.types, typeName) ? this.types[typeName] : undefined;
+    if (!type) throw new Error(`unknown batch type ${typeName}`);
     for (;;) {
       if (signal.aborted) {
         // Stopping: the items done so far are committed; the job runs again and goes on from here.

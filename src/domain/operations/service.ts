@@ -37,10 +37,6 @@ export class OperationsService {
     private readonly events: EventRecorder = noEvents,
   ) {}
 
-  batchTypeNames(): string[] {
-    return Object.keys(this.types).filter((name) => !this.types[name]!.internal);
-  }
-
   /** The items in batch order, a page at a time. */
   async items(
     accountId: number,
@@ -63,7 +59,8 @@ export class OperationsService {
     input: BatchInput,
     opts: { tx?: Tx; check?: PayloadCheck } = {},
   ): Promise<Operation> {
-    const type = this.types[input.type];
+    // Own keys only: `constructor`, `__proto__` or `toString` must not find Object.prototype's.
+    const type = Object.hasOwn(this.types, input.type) ? this.types[input.type] : undefined;
     if (!type || type.internal) {
       throw new AppError('operation_type_unknown', {
         details: [

@@ -25,6 +25,10 @@ export interface Delivery {
   status: DeliveryStatus;
   hidden: boolean;
   secretHash: string | null;
+  /** The unguessable part of its postback URL (`/postbacks/{id}/{token}`). */
+  postbackToken: string | null;
+  /** Created before postback tokens: `/postbacks/{id}` still answers while it has a secret. */
+  bareUrl: boolean;
   duration: number | null;
   durationUnit: DurationUnit;
   externalIds: string[];
@@ -50,6 +54,8 @@ const mapRow = (r: any): Row => ({
   status: r.status,
   hidden: bool(r.hidden),
   secretHash: r.secret_hash ?? null,
+  postbackToken: r.postback_token ?? null,
+  bareUrl: bool(r.bare_url),
   duration: num(r.duration),
   durationUnit: r.duration_unit,
   // PostgreSQL returns count(*) as a bigint string.

@@ -18,7 +18,7 @@ import { parseDuration, type DurationUnit } from '../enrollments/duration.ts';
 import { fieldError, rejection } from '../shared/rejections.ts';
 import { GATEWAYS, gatewayOf, type Gateway } from './gateways.ts';
 import { checkGrants } from './grants.ts';
-import { hashSecret } from './secrets.ts';
+import { hashSecret, newPostbackSecret, newPostbackToken } from './secrets.ts';
 import {
   deliveriesRepo as repo,
   type Delivery,
@@ -37,6 +37,8 @@ export interface DeliveryInput {
   duration_unit?: DurationUnit;
   /** Write-only; null removes it (only where the gateway does not require one). */
   secret?: string | null;
+  /** On create, without `secret`: false opts out of the generated one (default true). */
+  generate_secret?: boolean;
   status?: DeliveryStatus;
 }
 
@@ -92,12 +94,16 @@ export class DeliveriesService {
     return repo.page(tx, this.cursors, accountId, filters, q);
   }
 
-  /** A new, active delivery. The gateway decides whether `secret` is required. */
+  /**
+   * A new, active delivery. The gateway decides whether `secret` is required; where it is not,
+   * and none is given, one is generated unless `generate_secret: false` (it is returned once, in
+   * `generatedSecret`): a delivery without a secret takes any postback that knows its URL.
+   */
   async create(
     accountId: number,
     input: DeliveryInput & { gateway: string; name: string },
     opts: { tx?: Tx } = {},
-  ): Promise<Delivery> {
+  ): Promise<Delivery & { generatedSecret?: string }> {
     const gateway = gatewayOf(input.gateway);
     if (!gateway)
       throw fieldError(
@@ -109,6 +115,9 @@ export class DeliveriesService {
     if (gateway.secretRequired && !input.secret)
       throw fieldError('secret', 'required', 'This gateway requires a secret.', 'secret_required');
     const duration = parseDuration(input);
+    const generated =
+      !input.secret && input.generate_secret !== false ? newPostbackSecret() : undefined;
+    const secret = input.secret || generated;
     return inTransaction(this.db, opts.tx, async (tx) => {
       const grants = await checkGrants(tx, accountId, input.products ?? [], input.tag_ids ?? []);
       const externalIds = cleanIds(input.external_ids ?? []);
@@ -123,7 +132,8 @@ export class DeliveriesService {
         kind: input.kind ?? 'one_time',
         status: 'active',
         hidden: input.hidden ?? false,
-        secret_hash: input.secret ? hashSecret(input.secret) : null,
+        secret_hash: secret ? hashSecret(secret) : null,
+        postback_token: newPostbackToken(),
         duration: duration.duration,
         duration_unit: duration.unit,
         revision: newRevision(),
@@ -131,7 +141,8 @@ export class DeliveriesService {
         updated_at: now,
       });
       await this.writeRelations(tx, { id, accountId, gateway: gateway.key }, externalIds, grants);
-      return this.written(tx, accountId, id);
+      const d = await this.written(tx, accountId, id);
+      return generated ? { ...d, generatedSecret: generated } : d;
     });
   }
 
@@ -236,9 +247,17 @@ export class DeliveriesService {
       if (deliveries.length > 1)
         throw taken(owners.filter((o) => o.deliveryId !== deliveries[0]).map((o) => o.externalId));
       if (!deliveries.length) {
+        // v2 has no field to show a secret in: its `config_url` (with the token) is what the
+        // gateway is given, so no secret is generated that nobody could ever read.
         const d = await this.create(
           accountId,
-          { gateway: input.gateway, name: input.name, kind: input.kind, external_ids: ids },
+          {
+            gateway: input.gateway,
+            name: input.name,
+            kind: input.kind,
+            external_ids: ids,
+            generate_secret: false,
+          },
           { tx },
         );
         return { delivery: d, created: true };

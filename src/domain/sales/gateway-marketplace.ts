@@ -34,7 +34,8 @@ export function parseMarketplace(body: unknown): SaleEvent | IgnoredPostback {
     p.throwIfAny();
   }
   const b = body as Record<string, unknown>;
-  const status = EVENTS[b.event as string];
+  // Own keys only: an event named `constructor` or `__proto__` is not a sale status.
+  const status = Object.hasOwn(EVENTS, b.event as string) ? EVENTS[b.event as string] : undefined;
   if (!status) return { ignored: 'unsupported_event' };
   const data = obj(b.data);
   const purchase = obj(data.purchase);

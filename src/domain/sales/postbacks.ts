@@ -1,14 +1,15 @@
-// Gateway postbacks: POST {PUBLIC_BASE_URL}/postbacks/{delivery_id}. The delivery's secret (when
-// it has one) authenticates the call; the gateway's parser normalizes the body; the transaction is
-// recorded under the delivery's gateway as its `engine`, and access is granted, renewed or ended
-// in the same database transaction. A repeat (same delivery, sale and status) records nothing and
-// changes nothing. An archived delivery, or a sale of no product the delivery listens to, is
-// recorded as `ignored` and grants nothing.
+// Gateway postbacks: POST {PUBLIC_BASE_URL}/postbacks/{delivery_id}/{token}. The URL's token and
+// the delivery's secret (when it has one) authenticate the call; the gateway's parser normalizes
+// the body; the transaction is recorded under the delivery's gateway as its `engine`, and access
+// is granted, renewed or ended in the same database transaction. A repeat (same delivery, sale
+// and status) records nothing and changes nothing. An archived delivery, or a sale of no product
+// the delivery listens to, is recorded as `ignored` and grants nothing; the second is answered
+// like any postback that does not apply (`ignored: not_applicable`), not by naming the product.
 import type { Db, Tx } from '../../db/knex.ts';
 import { transaction } from '../../db/tx.ts';
 import type { Clock } from '../../clock.ts';
 import { isUniqueViolation } from '../../db/dialect.ts';
-import { AppError } from '../../errors.ts';
+import { AppError, isAppError } from '../../errors.ts';
 import { fromId } from '../shared/ids.ts';
 import { noEvents, type EventRecorder } from '../events/types.ts';
 import { normalizeCpf } from '../users/cpf.ts';
@@ -18,7 +19,7 @@ import type { TagsService } from '../tags/service.ts';
 import type { EnrollmentsService } from '../enrollments/service.ts';
 import type { Delivery } from './deliveries-repo.ts';
 import { deliveriesRepo } from './deliveries-repo.ts';
-import { secretMatches } from './secrets.ts';
+import { secretMatches, urlMatches } from './secrets.ts';
 import { gatewayOf, type SaleEvent, type SaleStatus } from './gateways.ts';
 import { transactionSnapshot } from './transactions.ts';
 import { transactionsRepo, type SaleTransaction } from './transactions-repo.ts';
@@ -64,27 +65,42 @@ export class PostbacksService {
     private readonly events: EventRecorder = noEvents,
   ) {}
 
-  /** The delivery a postback names, and whether the presented secret opens it (404, 401). */
-  async authenticate(rawId: string, secret: string | undefined): Promise<Delivery> {
+  /**
+   * The delivery a postback URL names (404 for an unknown id and a wrong token alike), and
+   * whether the presented secret opens it (401).
+   */
+  async authenticate(
+    rawId: string,
+    token: string | undefined,
+    secret: string | undefined,
+  ): Promise<Delivery> {
     const id = fromId(rawId);
     const d = id === null ? null : await deliveriesRepo.getAny(this.db, id);
-    if (!d) throw new AppError('not_found');
+    if (!d || !urlMatches(d, token)) throw new AppError('not_found');
     if (!secretMatches(d, secret)) throw new AppError('unauthenticated');
     return d;
   }
 
-  /** Parses (422) and applies one postback to an authenticated delivery. */
+  /**
+   * Parses (422) and applies one postback to an authenticated delivery. A unique violation means
+   * a concurrent postback committed first (PostgreSQL): this very sale (answered as a duplicate),
+   * or another sale that created the same new buyer (which the users service reports as
+   * `already_exists`). Either way the work is done again in a new transaction, which now sees
+   * the winner's rows: a repeat is found as one, the buyer as a student who exists.
+   */
   async receive(d: Delivery, body: unknown): Promise<PostbackOutcome> {
     const parsed = gatewayOf(d.gateway)!.parse(body);
-    if ('ignored' in parsed) return { kind: 'ignored', reason: parsed.ignored };
-    try {
-      return await transaction(this.db, (tx) => this.apply(tx, d, parsed));
-    } catch (err) {
-      // A concurrent repeat won the race (PostgreSQL): it recorded this very postback.
-      if (!isUniqueViolation(err)) throw err;
-      const t = await transactionsRepo.find(this.db, d.id, parsed.transactionId, parsed.status);
-      if (!t) throw err;
-      return { kind: 'recorded', transaction: t, duplicate: true };
+    if ('ignored' in parsed) return { kind: 'ignored', reason: 'not_applicable' };
+    for (let attempt = 1; ; attempt++) {
+      try {
+        const outcome = await transaction(this.db, (tx) => this.apply(tx, d, parsed));
+        if (outcome.kind === 'recorded' && outcome.transaction.error === 'unknown_product')
+          return { kind: 'ignored', reason: 'not_applicable' };
+        return outcome;
+      } catch (err) {
+        const raced = isUniqueViolation(err) || (isAppError(err) && err.code === 'already_exists');
+        if (!raced || attempt >= 3) throw err;
+      }
     }
   }
 

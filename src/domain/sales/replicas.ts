@@ -10,6 +10,7 @@ import { newRevision } from '../shared/ids.ts';
 import { productsRepo, replicaAccountsRepo } from '../catalog/repo.ts';
 import { enrollmentsRepo } from '../enrollments/repo.ts';
 import { deliveriesRepo as repo, type Delivery, type DeliveryProduct } from './deliveries-repo.ts';
+import { newPostbackToken } from './secrets.ts';
 
 export class DeliveryReplicas {
   constructor(private readonly clock: Clock) {}
@@ -45,6 +46,7 @@ export class DeliveryReplicas {
           ...fields,
           account_id: accountId,
           source_id: source.id,
+          postback_token: newPostbackToken(),
           created_at: now,
         });
     const products: DeliveryProduct[] = [];

@@ -23,6 +23,15 @@ export interface Endpoint {
   createdAt: string;
   updatedAt: string;
   deletedAt: string | null;
+  /** The secrets that sign its deliveries now, newest first (filled by the service for reads). */
+  signingSecrets?: SigningSecret[];
+}
+
+/** What GET shows of a signing secret: its start, never the secret. */
+export interface SigningSecret {
+  hint: string;
+  createdAt: string;
+  expiresAt: string | null;
 }
 
 const map = (r: any): Endpoint => ({
@@ -131,24 +140,52 @@ export const endpointsRepo = {
     });
   },
 
-  /** Secrets that still sign at `now`: the current one and those in a rotation overlap. */
+  /**
+   * Secrets that still sign at `now`: the current one and the one in a rotation overlap. At most
+   * two, newest first: rows left by rotations that raced before they were serialized (more than
+   * two active) sign no more than that.
+   */
   activeSecrets(
     tx: Tx,
-    endpointId: number,
+    endpointIds: number | number[],
     now: string,
-  ): Promise<{ id: number; sealed: string }[]> {
+  ): Promise<
+    { id: number; endpoint_id: number; sealed: string; created_at: string; expires_at: string }[]
+  > {
+    const ids = Array.isArray(endpointIds) ? endpointIds : [endpointIds];
+    if (!ids.length) return Promise.resolve([]);
     return allRows(
       tx,
-      'SELECT id, sealed FROM webhook_secrets WHERE endpoint_id = ? AND (expires_at IS NULL OR expires_at > ?) ORDER BY id DESC',
-      [endpointId, now],
+      `SELECT id, endpoint_id, sealed, created_at, expires_at FROM (
+         SELECT s.*, ROW_NUMBER() OVER (PARTITION BY endpoint_id ORDER BY id DESC) AS n
+         FROM webhook_secrets s
+         WHERE endpoint_id IN (${ids.map(() => '?').join(', ')})
+           AND (expires_at IS NULL OR expires_at > ?)
+       ) active WHERE n <= 2 ORDER BY endpoint_id, id DESC`,
+      [...ids, now],
     );
   },
 
-  /** Every secret still signing after `until` stops then (a rotation's overlap). */
-  expireSecrets(tx: Tx, endpointId: number, until: string): Promise<number> {
-    return tx('webhook_secrets')
+  /**
+   * A rotation's cut: the current secret (and anything else signing past `until`) stops at
+   * `until`; a secret still in an earlier rotation's overlap stops `now`, so at most the new
+   * secret and the one it replaces sign.
+   */
+  async expireSecrets(tx: Tx, endpointId: number, now: string, until: string): Promise<void> {
+    const current = await firstRow(
+      tx,
+      'SELECT id FROM webhook_secrets WHERE endpoint_id = ? AND (expires_at IS NULL OR expires_at > ?) ORDER BY id DESC LIMIT 1',
+      [endpointId, now],
+    );
+    await tx('webhook_secrets')
       .where('endpoint_id', endpointId)
-      .where((q) => q.whereNull('expires_at').orWhere('expires_at', '>', until))
-      .update({ expires_at: until });
+      .where((q) => q.whereNull('expires_at').orWhere('expires_at', '>', now))
+      .whereNot('id', Number(current?.id ?? 0))
+      .update({ expires_at: now });
+    if (current)
+      await tx('webhook_secrets')
+        .where('id', Number(current.id))
+        .where((q) => q.whereNull('expires_at').orWhere('expires_at', '>', until))
+        .update({ expires_at: until });
   },
 };

@@ -98,19 +98,20 @@ export class WebhookSender {
     });
     const url = new URL(target);
     const host = hostOf(url);
+    // One message whether the name does not resolve or resolves to an address we refuse: telling
+    // them apart would map internal host names for anyone who may register an endpoint.
+    const unreachable = () => done({ transportError: `dns: ${host} has no public address` });
     let address: { address: string; family: number };
     try {
       const found = net.isIP(host)
         ? [{ address: host, family: net.isIP(host) }]
         : await this.lookup(host);
-      if (found.length === 0) return done({ transportError: `dns: ${host} has no address` });
+      if (found.length === 0) return unreachable();
       if (!this.allowPrivate && found.some((a) => isPrivateAddress(a.address)))
-        return done({
-          transportError: `private_address: ${host} resolves to a private, loopback or link-local address`,
-        });
+        return unreachable();
       address = found[0]!;
-    } catch (err) {
-      return done({ transportError: describe(err, false).replace(/^/, 'dns: ') });
+    } catch {
+      return unreachable();
     }
     const signal = AbortSignal.timeout(this.timeoutMs);
     try {

@@ -8,13 +8,14 @@ import { inTransaction } from '../../db/tx.ts';
 import type { CursorCodec } from '../../db/cursor.ts';
 import type { PageResult } from '../../db/page.ts';
 import { AppError, type ErrorDetail } from '../../errors.ts';
-import { seal } from '../../secrets-key.ts';
+import { seal, unseal } from '../../secrets-key.ts';
 import type { EventCatalog } from '../events/catalog.ts';
 import { newRevision } from '../shared/ids.ts';
 import { assertRevision } from '../shared/revision.ts';
 import { deliveriesRepo } from './deliveries-repo.ts';
 import { secretContext } from './schedule.ts';
 import { endpointsRepo as repo, type Endpoint, type EndpointStatus } from './repo.ts';
+import { SECRET_PREFIX } from './signature.ts';
 import { newSigningSecret } from './signature.ts';
 import { checkTarget } from './targets.ts';
 
@@ -69,12 +70,47 @@ export class WebhooksService {
     return e;
   }
 
+  /** With the secrets that sign its deliveries now (what GET shows). */
+  async read(accountId: number, id: number | null): Promise<Endpoint> {
+    return (await this.withSecrets(this.db, [await this.get(accountId, id)]))[0]!;
+  }
+
+  /** Each endpoint with `signingSecrets`: the hint (`whsec_` and 4 characters) of each one. */
+  private async withSecrets(tx: Tx, endpoints: Endpoint[]): Promise<Endpoint[]> {
+    const now = this.clock.now().toISOString();
+    const rows = await repo.activeSecrets(
+      tx,
+      endpoints.map((e) => e.id),
+      now,
+    );
+    return endpoints.map((e) => ({
+      ...e,
+      signingSecrets: rows
+        .filter((r) => Number(r.endpoint_id) === e.id)
+        .map((r) => {
+          const secret = unseal(this.secretsKey, r.sealed, secretContext(e.id));
+          return {
+            hint: `${secret.slice(0, SECRET_PREFIX.length + 4)}...`,
+            createdAt: r.created_at,
+            expiresAt: r.expires_at ?? null,
+          };
+        }),
+    }));
+  }
+
   async list(
     accountId: number,
     q: { status?: EndpointStatus; limit?: number; cursor?: string },
   ): Promise<PageResult<Endpoint>> {
     const { limit, cursor } = q;
-    return repo.page(this.db, this.cursors, accountId, { status: q.status }, { limit, cursor });
+    const page = await repo.page(
+      this.db,
+      this.cursors,
+      accountId,
+      { status: q.status },
+      { limit, cursor },
+    );
+    return { rows: await this.withSecrets(this.db, page.rows), page: page.page };
   }
 
   /** Registers an endpoint; its signing secret is returned here and never again. */
@@ -105,7 +141,8 @@ export class WebhooksService {
         updated_at: now,
       });
       await repo.insertSecret(tx, id, seal(this.secretsKey, secret, secretContext(id)), now);
-      return { endpoint: (await repo.get(tx, accountId, id))!, secret };
+      const [endpoint] = await this.withSecrets(tx, [(await repo.get(tx, accountId, id))!]);
+      return { endpoint: endpoint!, secret };
     });
   }
 
@@ -138,7 +175,7 @@ export class WebhooksService {
       if ((await repo.update(tx, e.id, changes, guard)) === 0)
         throw new AppError(ifMatch === undefined ? 'not_found' : 'revision_mismatch');
       if (input.status === 'disabled') await deliveriesRepo.cancelOpen(tx, e.id, now);
-      return (await repo.get(tx, accountId, e.id))!;
+      return (await this.withSecrets(tx, [(await repo.get(tx, accountId, e.id))!]))[0]!;
     });
   }
 
@@ -166,8 +203,11 @@ export class WebhooksService {
   }
 
   /**
-   * A new signing secret, returned once. The previous ones keep signing for `overlapHours`
-   * (default 24, at most 72): meanwhile every delivery carries one signature per active secret.
+   * A new signing secret, returned once. The current one keeps signing for `overlapHours`
+   * (default 24, at most 72): meanwhile every delivery carries both signatures. A secret still in
+   * an earlier rotation's overlap stops at once, so at most two sign. Rotations of one endpoint
+   * take turns on its row (PostgreSQL; SQLite runs one transaction at a time): ten at once leave
+   * one secret per rotation expired, not ten that never expire.
    */
   async rotateSecret(
     accountId: number,
@@ -181,8 +221,9 @@ export class WebhooksService {
     const until = new Date(now.getTime() + overlapHours * HOUR).toISOString();
     const secret = newSigningSecret();
     return inTransaction(this.db, opts.tx, async (tx) => {
+      if (id !== null) await repo.lockRow(tx, id);
       const e = await this.get(accountId, id, tx);
-      await repo.expireSecrets(tx, e.id, until);
+      await repo.expireSecrets(tx, e.id, now.toISOString(), until);
       await repo.insertSecret(
         tx,
         e.id,

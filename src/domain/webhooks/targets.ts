@@ -28,31 +28,63 @@ for (const [prefix, bits] of [
   ['::', 128],
   ['::1', 128],
   ['64:ff9b::', 96], // NAT64: may reach private IPv4
+  ['64:ff9b:1::', 48], // local-use NAT64 (RFC 8215): the operator's own IPv4 networks
+  ['2001:2::', 48], // benchmarking
   ['100::', 64], // discard
   ['2001:db8::', 32], // documentation
   ['fc00::', 7], // unique local
   ['fe80::', 10], // link-local
+  ['fec0::', 10], // site-local (deprecated, still routed inside some networks)
   ['ff00::', 8], // multicast
 ] as const)
   blocked.addSubnet(prefix, bits, 'ipv6');
 
-/** An IPv4 address carried in an IPv4-mapped IPv6 one (`::ffff:7f00:1`, `::ffff:127.0.0.1`). */
-function mappedIpv4(address: string): string | null {
-  const m = /^::ffff:(.+)$/i.exec(address);
-  if (!m) return null;
-  if (net.isIPv4(m[1]!)) return m[1]!;
-  const hex = /^([0-9a-f]{1,4}):([0-9a-f]{1,4})$/i.exec(m[1]!);
-  if (!hex) return null;
-  const [hi, lo] = [parseInt(hex[1]!, 16), parseInt(hex[2]!, 16)];
-  return [hi >> 8, hi & 255, lo >> 8, lo & 255].join('.');
+/** The eight 16-bit groups of an IPv6 address (`::` expanded, a dotted IPv4 tail split). */
+function groups(address: string): number[] | null {
+  let text = address.toLowerCase();
+  const tail = /^(.*:)(\d+\.\d+\.\d+\.\d+)$/.exec(text);
+  if (tail) {
+    if (!net.isIPv4(tail[2]!)) return null;
+    const [a, b, c, d] = tail[2]!.split('.').map(Number) as [number, number, number, number];
+    text = `${tail[1]}${((a << 8) | b).toString(16)}:${((c << 8) | d).toString(16)}`;
+  }
+  const halves = text.split('::');
+  if (halves.length > 2) return null;
+  const part = (h: string) => (h === '' ? [] : h.split(':').map((g) => parseInt(g, 16)));
+  const head = part(halves[0]!);
+  const rest = halves.length === 2 ? part(halves[1]!) : [];
+  const fill = halves.length === 2 ? 8 - head.length - rest.length : 0;
+  const out = [...head, ...new Array<number>(Math.max(fill, 0)).fill(0), ...rest];
+  return out.length === 8 && out.every((g) => g >= 0 && g <= 0xffff) ? out : null;
 }
 
-/** Whether an IP address is outside the public internet. */
+const v4 = (hi: number, lo: number) => [hi >> 8, hi & 255, lo >> 8, lo & 255].join('.');
+
+/**
+ * IPv4 addresses an IPv6 address embeds or routes to: IPv4-compatible `::a.b.c.d` (::/96),
+ * IPv4-mapped `::ffff:a.b.c.d` and SIIT-translated `::ffff:0:a.b.c.d`, NAT64 `64:ff9b::/96`, 6to4
+ * `2002:AABB:CCDD::/48`, and Teredo `2001:0::/32` (its server, and its client stored inverted).
+ * Each is checked like the IPv4 address itself: the path to it may end inside our network.
+ */
+export function embeddedIpv4(address: string): string[] {
+  const g = groups(address);
+  if (!g) return [];
+  const zeros = (n: number) => g.slice(0, n).every((x) => x === 0);
+  if (zeros(5) && (g[5] === 0 || g[5] === 0xffff)) return [v4(g[6]!, g[7]!)];
+  if (zeros(4) && g[4] === 0xffff && g[5] === 0) return [v4(g[6]!, g[7]!)];
+  if (g[0] === 0x64 && g[1] === 0xff9b) return [v4(g[6]!, g[7]!)];
+  if (g[0] === 0x2002) return [v4(g[1]!, g[2]!)];
+  if (g[0] === 0x2001 && g[1] === 0)
+    return [v4(g[2]!, g[3]!), v4(~g[6]! & 0xffff, ~g[7]! & 0xffff)];
+  return [];
+}
+
+/** Whether an IP address is outside the public internet, or reaches it through one that is. */
 export function isPrivateAddress(address: string): boolean {
-  const v4 = net.isIPv4(address) ? address : mappedIpv4(address);
-  if (v4) return blocked.check(v4, 'ipv4');
-  if (net.isIPv6(address)) return blocked.check(address, 'ipv6');
-  return true; // not an address at all: never connect to it
+  if (net.isIPv4(address)) return blocked.check(address, 'ipv4');
+  if (!net.isIPv6(address)) return true; // not an address at all: never connect to it
+  if (blocked.check(address, 'ipv6')) return true;
+  return embeddedIpv4(address).some((a) => blocked.check(a, 'ipv4'));
 }
 
 const invalid = (code: string, message: string) =>

@@ -12,6 +12,8 @@ import { legacyContract } from './contract.ts';
 import { v1Router } from './v1/index.ts';
 import { v2Router } from './v2/index.ts';
 import { requestLog } from '../common.ts';
+import { rejectNul } from '../v3/validation.ts';
+import { negotiateLocale } from '../../i18n/messages.ts';
 
 /** Routers declare paths relative to their generation (`/usuario`, `/third/delivery`). */
 export interface LegacyRouters {
@@ -44,8 +46,10 @@ export function legacyRoutes(deps: LegacyDeps, routers: LegacyRouters = {}): Mid
 
   async function route(ctx: Context, surface: Surface): Promise<void> {
     const handle = dispatch[surface.generation];
-    // No record is named with U+0000 (PostgreSQL cannot even compare it): not found.
+    // No record is named with U+0000 (PostgreSQL cannot even compare it): not found. In a query
+    // value it is a bad parameter (422), as on v3.
     if (/%00/.test(ctx.path)) throw new AppError('not_found');
+    rejectNul({ ...ctx.query }, 'parameter', negotiateLocale(ctx.get('accept-language')));
     if (handle) {
       // @koa/router matches on newRouterPath when set, so one router serves several mounts.
       ctx.newRouterPath = ctx.path.slice(surface.mount.length) || '/';

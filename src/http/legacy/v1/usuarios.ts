@@ -32,7 +32,8 @@ const V1_FIELD: Record<string, string> = {
 /** The service names v3 fields in its details; a v1 client sent the Portuguese ones. */
 function inV1Fields(err: unknown): never {
   if (isAppError(err))
-    for (const d of err.details) if (d.field) d.field = V1_FIELD[d.field] ?? d.field;
+    for (const d of err.details)
+      if (d.field && Object.hasOwn(V1_FIELD, d.field)) d.field = V1_FIELD[d.field]!;
   throw err;
 }
 

@@ -3,6 +3,7 @@
 import type { Delivery, DeliveryKind } from '../../../domain/sales/deliveries-repo.ts';
 import type { SaleTransaction } from '../../../domain/sales/transactions-repo.ts';
 import type { Enrollment } from '../../../domain/enrollments/types.ts';
+import { postbackUrl } from '../../../domain/sales/secrets.ts';
 
 export const time = (iso: string) => ({
   iso,
@@ -24,7 +25,7 @@ export function delivery(d: Delivery, publicBaseUrl: string) {
     name: d.name,
     type: V2_TYPE[d.kind],
     external_ids: d.externalIds,
-    config_url: `${publicBaseUrl}/postbacks/${d.id}`,
+    config_url: postbackUrl(d, publicBaseUrl),
   };
 }
 

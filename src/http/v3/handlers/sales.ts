@@ -9,6 +9,7 @@ import {
 } from '../../../domain/sales/transactions.ts';
 import { hasPermission } from '../../../domain/credentials/auth.ts';
 import { fromId } from '../../../domain/shared/ids.ts';
+import { postbackUrl } from '../../../domain/sales/secrets.ts';
 import { etag } from '../../../domain/shared/revision.ts';
 import type { Handlers } from './types.ts';
 
@@ -23,7 +24,7 @@ type SalesOps =
 
 /** The postback URL is derived, not stored, so it follows PUBLIC_BASE_URL if that changes. */
 export function presentDelivery(
-  d: Delivery,
+  d: Delivery & { generatedSecret?: string },
   publicBaseUrl: string,
 ): components['schemas']['Delivery'] {
   return {
@@ -31,7 +32,7 @@ export function presentDelivery(
     id: String(d.id),
     gateway: d.gateway,
     name: d.name,
-    postback_url: `${publicBaseUrl}/postbacks/${d.id}`,
+    postback_url: postbackUrl(d, publicBaseUrl),
     revision: d.revision,
     kind: d.kind,
     status: d.status,
@@ -48,7 +49,10 @@ export function presentDelivery(
     enrollments_count: d.enrollmentsCount,
     products_count: d.products.length,
     tags_count: d.tagIds.length,
-    secret: { configured: d.secretHash !== null },
+    secret: {
+      configured: d.secretHash !== null,
+      ...(d.generatedSecret ? { generated: d.generatedSecret } : {}),
+    },
     created_at: d.createdAt,
     updated_at: d.updatedAt,
   };
@@ -76,7 +80,9 @@ export function salesHandlers(
       return { status: 200, body: { data: rows.map(show), page } };
     },
     async createDelivery({ auth, body, tx }) {
-      return { status: 201, ...one(await deliveries.create(auth.account.id, body, { tx })) };
+      const d = await deliveries.create(auth.account.id, body, { tx });
+      // A generated secret is shown once: never stored with the idempotency record.
+      return { status: 201, ...one(d), ...(d.generatedSecret ? { replayable: false } : {}) };
     },
     async getDelivery({ auth, params }) {
       const d = await deliveries.get(auth.account.id, fromId(params.delivery_id));

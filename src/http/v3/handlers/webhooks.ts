@@ -33,6 +33,11 @@ export const presentWebhook = (e: Endpoint): S['Webhook'] => ({
   status: e.status,
   disabled_reason: e.disabledReason,
   revision: e.revision,
+  signing_secrets: (e.signingSecrets ?? []).map((x) => ({
+    hint: x.hint,
+    created_at: x.createdAt,
+    expires_at: x.expiresAt,
+  })),
   created_at: e.createdAt,
   updated_at: e.updatedAt,
 });
@@ -91,7 +96,7 @@ export function webhookHandlers(
       return { status: 201, body: { data }, headers, replayable: false };
     },
     async getWebhook({ auth, params }) {
-      return { status: 200, ...one(await s.get(auth.account.id, fromId(params.webhook_id))) };
+      return { status: 200, ...one(await s.read(auth.account.id, fromId(params.webhook_id))) };
     },
     async updateWebhook({ auth, params, body, ifMatch, tx }) {
       const id = fromId(params.webhook_id);
