@@ -93,6 +93,16 @@ export const operations = {
   getWebhookDeliveryAttempt: { method: 'GET', path: '/webhooks/{webhook_id}/deliveries/{delivery_id}/attempts/{number}' },
   createWebhookReplay: { method: 'POST', path: '/webhooks/{webhook_id}/replays' },
   createWebhookSecretRotation: { method: 'POST', path: '/webhooks/{webhook_id}/secret-rotations' },
+  createImport: { method: 'POST', path: '/imports' },
+  getImport: { method: 'GET', path: '/imports/{import_id}' },
+  updateImport: { method: 'PATCH', path: '/imports/{import_id}' },
+  deleteImport: { method: 'DELETE', path: '/imports/{import_id}' },
+  createImportAnalysis: { method: 'POST', path: '/imports/{import_id}/analyses' },
+  listImportRows: { method: 'GET', path: '/imports/{import_id}/rows' },
+  listImportProcessingAttempts: { method: 'GET', path: '/imports/{import_id}/processing-attempts' },
+  createImportProcessingAttempt: { method: 'POST', path: '/imports/{import_id}/processing-attempts' },
+  createExport: { method: 'POST', path: '/exports' },
+  getExport: { method: 'GET', path: '/exports/{export_id}' },
 } as const;
 
 export type OperationId = keyof typeof operations;
