@@ -3,6 +3,9 @@
 import type { Tx } from '../../db/knex.ts';
 import { insertId } from '../../db/dialect.ts';
 import { firstRow } from '../../db/statements.ts';
+import { keyset, pages } from '../../db/page.ts';
+import type { CursorCodec } from '../../db/cursor.ts';
+import { newRevision } from '../shared/ids.ts';
 
 export interface Tag {
   id: number;
@@ -25,6 +28,20 @@ const map = (r: any): Tag => ({
   updatedAt: r.updated_at,
 });
 
+// name_lower, not name: the order must agree with the case-insensitive uniqueness.
+const byName = keyset('tags.name_lower', 'tags.id');
+const tagPages = pages({ list: 'tags', sorts: { name: byName.asc, '-name': byName.desc }, map });
+
+/** A new tag's row: the stored name is the trimmed one, its lower case keeps names unique. */
+const newRow = (accountId: number, name: string, now: string) => ({
+  account_id: accountId,
+  name,
+  name_lower: name.toLowerCase(),
+  revision: newRevision(),
+  created_at: now,
+  updated_at: now,
+});
+
 /** users_count is derived, never stored, so it cannot drift from user_tags. */
 const withCount = (tx: Tx) =>
   tx.raw('(select count(*) from user_tags where user_tags.tag_id = tags.id) as users_count');
@@ -44,11 +61,22 @@ export const tagsRepo = {
     return r ? map(r) : null;
   },
 
-  /** Unordered: paginate adds the keyset condition and ORDER BY (name_lower, id). */
-  listQuery(tx: Tx, accountId: number, nameLower: string | undefined) {
-    const q = tx('tags').where('tags.account_id', accountId);
-    if (nameLower !== undefined) q.where('tags.name_lower', nameLower);
-    return q.select('tags.*', withCount(tx));
+  /** One page of the account's tags, by name, optionally only the one of this (lower-case) name. */
+  page(
+    tx: Tx,
+    cursors: CursorCodec,
+    accountId: number,
+    q: { sort?: string; nameLower?: string; limit?: number; cursor?: string },
+  ) {
+    const query = tx('tags').where('tags.account_id', accountId);
+    if (q.nameLower !== undefined) query.where('tags.name_lower', q.nameLower);
+    return tagPages(query.select('tags.*', withCount(tx)), cursors, {
+      of: [accountId],
+      sort: q.sort,
+      filters: { name: q.nameLower },
+      limit: q.limit,
+      cursor: q.cursor,
+    });
   },
 
   /** Every tag of one student, by name (the list is small: no pagination). */
@@ -64,19 +92,28 @@ export const tagsRepo = {
     return rows.map(map);
   },
 
-  async insert(tx: Tx, row: Record<string, unknown>): Promise<number> {
-    return insertId(tx, 'tags', row);
+  async insert(tx: Tx, t: { accountId: number; name: string; now: string }): Promise<number> {
+    return insertId(tx, 'tags', newRow(t.accountId, t.name, t.now));
   },
 
   /** Creates the tag unless one of that name exists: a concurrent create is not an error. */
-  async insertIfMissing(tx: Tx, row: Record<string, unknown>): Promise<void> {
-    await tx('tags').insert(row).onConflict(['account_id', 'name_lower']).ignore();
+  async insertIfMissing(tx: Tx, t: { accountId: number; name: string; now: string }) {
+    await tx('tags')
+      .insert(newRow(t.accountId, t.name, t.now))
+      .onConflict(['account_id', 'name_lower'])
+      .ignore();
   },
 
-  async update(tx: Tx, id: number, changes: Record<string, unknown>, revision?: string) {
+  /** Renames the tag (a new revision), only while it still has `guard` as revision when given. */
+  async rename(tx: Tx, id: number, c: { name: string; now: string }, guard?: string) {
     const q = tx('tags').where('id', id);
-    if (revision !== undefined) q.where('revision', revision);
-    return q.update(changes);
+    if (guard !== undefined) q.where('revision', guard);
+    return q.update({
+      name: c.name,
+      name_lower: c.name.toLowerCase(),
+      revision: newRevision(),
+      updated_at: c.now,
+    });
   },
 
   /**

@@ -1,15 +1,13 @@
 // Tags of an account and their assignment to students. Like UsersService it takes an account id,
 // so the legacy routes (adicionar_tag, remover_tag, lista_por_tag) can share the use cases.
-import { inTransaction, transaction } from '../../db/tx.ts';
+import { inTransaction, transaction, type InTx } from '../../db/tx.ts';
 import type { Db, Tx } from '../../db/knex.ts';
 import type { Clock } from '../../clock.ts';
 import { isUniqueViolation } from '../../db/dialect.ts';
-import { paginate, type PageResult } from '../../db/paginate.ts';
 import { AppError } from '../../errors.ts';
 import { detailMessage } from '../../i18n/messages.ts';
-import { filtersHash, type CursorCodec } from '../../db/cursor.ts';
-import { newRevision } from '../shared/ids.ts';
-import { assertRevision } from '../shared/revision.ts';
+import type { CursorCodec } from '../../db/cursor.ts';
+import { guardedWrite } from '../shared/revision.ts';
 import { usersRepo } from '../users/repo.ts';
 import { tagsRepo as repo, type Tag } from './repo.ts';
 import { noEvents, type EventRecorder } from '../events/types.ts';
@@ -50,50 +48,25 @@ export class TagsService {
     });
   }
 
-  async get(accountId: number, id: number | null, tx: Tx = this.db): Promise<Tag> {
+  async get(accountId: number, id: number | null, { tx = this.db }: InTx = {}): Promise<Tag> {
     const t = id === null ? null : await repo.get(tx, accountId, id);
     if (!t) throw new AppError('not_found');
     return t;
   }
 
-  async list(accountId: number, q: TagListQuery, tx: Tx = this.db): Promise<PageResult<Tag>> {
-    const sortName = q.sort ?? 'name';
-    const desc = sortName === '-name';
+  async list(accountId: number, q: TagListQuery, { tx = this.db }: InTx = {}) {
     const nameLower = q.name === undefined ? undefined : clean(q.name).toLowerCase();
-    const page = await paginate<Record<string, unknown>>(
-      repo.listQuery(tx, accountId, nameLower),
-      this.cursors,
-      {
-        scope: `tags:${accountId}`,
-        sortName,
-        // name_lower, not name: the order must agree with the case-insensitive uniqueness.
-        sort: [
-          { column: 'tags.name_lower', desc },
-          { column: 'tags.id', desc },
-        ],
-        filters: filtersHash({ name: nameLower }),
-        limit: q.limit ?? 50,
-        cursor: q.cursor,
-      },
-    );
-    return { rows: page.rows.map(repo.map), page: page.page };
+    return repo.page(tx, this.cursors, accountId, { ...q, nameLower });
   }
 
-  async create(accountId: number, input: { name: string }, opts: { tx?: Tx } = {}): Promise<Tag> {
+  async create(accountId: number, input: { name: string }, opts: InTx = {}): Promise<Tag> {
     const name = clean(input.name);
     const now = this.clock.now().toISOString();
     return inTransaction(this.db, opts.tx, async (tx) => {
       if (await repo.findByName(tx, accountId, name.toLowerCase())) throw duplicateName();
       let id: number;
       try {
-        id = await repo.insert(tx, {
-          account_id: accountId,
-          name,
-          name_lower: name.toLowerCase(),
-          revision: newRevision(),
-          created_at: now,
-          updated_at: now,
-        });
+        id = await repo.insert(tx, { accountId, name, now });
       } catch (err) {
         // Lost a race with a concurrent create; an aborted PG transaction must not be reused.
         if (isUniqueViolation(err)) throw duplicateName();
@@ -108,32 +81,31 @@ export class TagsService {
     id: number | null,
     input: { name: string },
     ifMatch: string | undefined,
-    opts: { tx?: Tx } = {},
+    opts: InTx = {},
   ): Promise<Tag> {
     const name = clean(input.name);
     return inTransaction(this.db, opts.tx, async (tx) => {
-      const t = await this.get(accountId, id, tx);
-      assertRevision(ifMatch, t.revision);
-      const other = await repo.findByName(tx, accountId, name.toLowerCase());
-      if (other && other.id !== t.id) throw duplicateName();
-      let hit: number;
-      try {
-        hit = await repo.update(
-          tx,
-          t.id,
-          {
-            name,
-            name_lower: name.toLowerCase(),
-            revision: newRevision(),
-            updated_at: this.clock.now().toISOString(),
-          },
-          ifMatch === undefined ? undefined : t.revision,
-        );
-      } catch (err) {
-        if (isUniqueViolation(err)) throw duplicateName();
-        throw err;
-      }
-      if (hit === 0) throw new AppError(ifMatch === undefined ? 'not_found' : 'revision_mismatch');
+      const t = await guardedWrite({
+        load: () => this.get(accountId, id, { tx }),
+        ifMatch,
+        check: async (t) => {
+          const other = await repo.findByName(tx, accountId, name.toLowerCase());
+          if (other && other.id !== t.id) throw duplicateName();
+        },
+        write: async (t, guard) => {
+          try {
+            return await repo.rename(
+              tx,
+              t.id,
+              { name, now: this.clock.now().toISOString() },
+              guard,
+            );
+          } catch (err) {
+            if (isUniqueViolation(err)) throw duplicateName();
+            throw err;
+          }
+        },
+      });
       return (await repo.get(tx, accountId, t.id))!;
     });
   }
@@ -142,21 +114,25 @@ export class TagsService {
     accountId: number,
     id: number | null,
     ifMatch: string | undefined,
-    opts: { tx?: Tx } = {},
+    opts: InTx = {},
   ): Promise<void> {
     await inTransaction(this.db, opts.tx, async (tx) => {
-      const t = await this.get(accountId, id, tx);
-      assertRevision(ifMatch, t.revision);
-      if (t.usersCount > 0) throw new AppError('tag_in_use');
-      const hit = await repo.removeUnused(tx, t.id, ifMatch === undefined ? undefined : t.revision);
-      if (hit === 0) {
+      await guardedWrite({
+        load: () => this.get(accountId, id, { tx }),
+        ifMatch,
+        check: (t) => {
+          if (t.usersCount > 0) throw new AppError('tag_in_use');
+        },
+        write: (t, guard) => repo.removeUnused(tx, t.id, guard),
         // Something changed since the read (a new assignment, a write, a delete), or an access
         // schedule owns the tag (the same revision as read).
-        const now = await repo.get(tx, accountId, t.id);
-        if (!now) throw new AppError('not_found');
-        const inUse = now.usersCount > 0 || now.revision === t.revision;
-        throw new AppError(inUse ? 'tag_in_use' : 'revision_mismatch');
-      }
+        lost: async (t) => {
+          const now = await repo.get(tx, accountId, t.id);
+          if (!now) return new AppError('not_found');
+          const inUse = now.usersCount > 0 || now.revision === t.revision;
+          return new AppError(inUse ? 'tag_in_use' : 'revision_mismatch');
+        },
+      });
     });
   }
 
@@ -168,7 +144,7 @@ export class TagsService {
     return u;
   }
 
-  async listForUser(accountId: number, userId: number | null, tx: Tx = this.db): Promise<Tag[]> {
+  async listForUser(accountId: number, userId: number | null, { tx = this.db }: InTx = {}) {
     const u = await this.user(accountId, userId, tx);
     return repo.listForUser(tx, u.id);
   }
@@ -177,11 +153,11 @@ export class TagsService {
     accountId: number,
     userId: number | null,
     tagId: number | null,
-    opts: { tx?: Tx } = {},
+    opts: InTx = {},
   ): Promise<Tag> {
     return inTransaction(this.db, opts.tx, async (tx) => {
       const u = await this.user(accountId, userId, tx);
-      const t = await this.get(accountId, tagId, tx);
+      const t = await this.get(accountId, tagId, { tx });
       // Adding a tag the student already has changes nothing, and is not news.
       const had = await repo.isAssigned(tx, u.id, t.id);
       await repo.assign(tx, u.id, t.id, this.clock.now().toISOString());
@@ -194,11 +170,11 @@ export class TagsService {
     accountId: number,
     userId: number | null,
     tagId: number | null,
-    opts: { tx?: Tx } = {},
+    opts: InTx = {},
   ): Promise<void> {
     await inTransaction(this.db, opts.tx, async (tx) => {
       const u = await this.user(accountId, userId, tx);
-      const t = await this.get(accountId, tagId, tx);
+      const t = await this.get(accountId, tagId, { tx });
       if ((await repo.unassign(tx, u.id, t.id)) === 0) throw new AppError('not_found');
       await this.tagEvent(tx, 'tag.removed', accountId, u.id, t);
     });
@@ -206,25 +182,18 @@ export class TagsService {
 
   // ---- by name, for the legacy v1 routes (adicionar_tag, remover_tag, atualizar_tag_lote) ----
 
-  async findByName(accountId: number, name: string, tx: Tx = this.db): Promise<Tag> {
+  async findByName(accountId: number, name: string, { tx = this.db }: InTx = {}): Promise<Tag> {
     const t = await repo.findByName(tx, accountId, clean(name).toLowerCase());
     if (!t) throw new AppError('not_found');
     return t;
   }
 
   /** The tag of this name (case-insensitive), created when the account has none. */
-  async ensure(accountId: number, name: string, opts: { tx?: Tx } = {}): Promise<Tag> {
+  async ensure(accountId: number, name: string, opts: InTx = {}): Promise<Tag> {
     const trimmed = clean(name);
     const now = this.clock.now().toISOString();
     return inTransaction(this.db, opts.tx, async (tx) => {
-      await repo.insertIfMissing(tx, {
-        account_id: accountId,
-        name: trimmed,
-        name_lower: trimmed.toLowerCase(),
-        revision: newRevision(),
-        created_at: now,
-        updated_at: now,
-      });
+      await repo.insertIfMissing(tx, { accountId, name: trimmed, now });
       return (await repo.findByName(tx, accountId, trimmed.toLowerCase()))!;
     });
   }
@@ -237,7 +206,7 @@ export class TagsService {
     accountId: number,
     userId: number | null,
     names: string[],
-    opts: { tx?: Tx } = {},
+    opts: InTx = {},
   ): Promise<Tag[]> {
     return inTransaction(this.db, opts.tx, async (tx) => {
       const u = await this.user(accountId, userId, tx);
