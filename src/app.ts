@@ -34,6 +34,8 @@ import type { Handlers } from './http/v3/handlers/types.ts';
 import { salesHandlers } from './http/v3/handlers/sales.ts';
 import { enrollmentHandlers } from './http/v3/handlers/enrollments.ts';
 import { progressHandlers } from './http/v3/handlers/progress.ts';
+import { importHandlers } from './http/v3/handlers/imports.ts';
+import { exportHandlers } from './http/v3/handlers/exports.ts';
 import { postbackRoutes } from './http/postbacks.ts';
 import { automationHandlers } from './http/v3/handlers/automations.ts';
 import { eventStreamHandlers } from './http/v3/handlers/event-streams.ts';
@@ -92,6 +94,8 @@ export async function createApp(config: Config, options: AppOptions = {}) {
     ...salesHandlers(config.publicBaseUrl, services.deliveries, services.transactions),
     ...enrollmentHandlers(services.enrollments),
     ...progressHandlers(services.progress),
+    ...importHandlers(services.imports),
+    ...exportHandlers(services.exports),
   };
 
   const koa = new Koa();

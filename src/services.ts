@@ -34,6 +34,9 @@ import { WebhooksService } from './domain/webhooks/service.ts';
 import { Metrics } from './metrics.ts';
 import { AutomationsService } from './domain/automations/service.ts';
 import { StreamsService } from './domain/streams/service.ts';
+import { ImportsService } from './domain/imports/service.ts';
+import { importBatchTypes } from './domain/imports/batch.ts';
+import { ExportsService } from './domain/exports/service.ts';
 
 export interface ServiceDeps {
   config: Config;
@@ -92,6 +95,13 @@ export async function createServices({ config, db, clock, logger, ...deps }: Ser
     }),
   });
   const operations = new OperationsService(db, clock, jobs, cursors, types, events);
+  const imports = new ImportsService(db, clock, cursors, operations, files);
+  const exports = new ExportsService(db, clock, operations, files);
+  Object.assign(
+    types,
+    importBatchTypes(db, clock, files, { users, tags, enrollments: sales.enrollments }),
+    exports.batchTypes(),
+  );
   const allowPrivate = config.webhookAllowPrivateTargets;
   const webhooks = new WebhooksService(db, clock, cursors, secretsKey, eventCatalog, allowPrivate);
   return {
@@ -124,6 +134,8 @@ export async function createServices({ config, db, clock, logger, ...deps }: Ser
     eventStreams: new StreamsService(db, clock, logger, events, new CredentialsService(db, clock)),
     webhookDispatcher,
     webhooks,
+    imports,
+    exports,
     webhookDeliveries: new WebhookDeliveries(db, clock, cursors, webhooks, events, operations),
     /**
      * A new OAuth signing key: access tokens already issued keep verifying until they expire;

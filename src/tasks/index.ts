@@ -8,6 +8,7 @@ import { sweepEvents } from './sweep-events.ts';
 import { deliverWebhook, recoverWebhooks } from './deliver-webhook.ts';
 import { sweepAudit } from './sweep-audit.ts';
 import { sendEmail } from './send-email.ts';
+import { sweepExports } from './sweep-exports.ts';
 
 export function taskList(s: Services): TaskList {
   return {
@@ -20,6 +21,7 @@ export function taskList(s: Services): TaskList {
     'webhooks.recover': recoverWebhooks(s.webhookDispatcher),
     'sweep.audit': sweepAudit(s),
     'email.send': sendEmail(s.outbox),
+    'sweep.exports': sweepExports(s.exports),
   };
 }
 
@@ -49,4 +51,5 @@ export const schedules: Schedule[] = [
   { task: 'sweep.events', everyMinutes: 60 },
   { task: 'webhooks.recover', everyMinutes: 1 },
   { task: 'sweep.audit', everyMinutes: 60 },
+  { task: 'sweep.exports', everyMinutes: 60 },
 ];

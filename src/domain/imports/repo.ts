@@ -1,8 +1,9 @@
 // Imports, their analysed rows and processing attempts (tables of migration 017). Every function
 // takes the caller's `tx` and returns camelCase domain shapes.
-import type { Knex } from 'knex';
 import type { Tx } from '../../db/engine.ts';
+import type { CursorCodec } from '../../db/cursor.ts';
 import { bool, insertId, json } from '../../db/dialect.ts';
+import { keyset, pages } from '../../db/page.ts';
 
 export type StoredStatus = 'pending' | 'analyzed' | 'failed';
 export type RowStatus = 'ready' | 'not_ready' | 'ignored';
@@ -98,6 +99,8 @@ const mapAttempt = (r: any): Attempt => ({
   rows: Number(r.rows),
   createdAt: r.created_at,
 });
+
+const rowPages = pages({ list: 'import-rows', sorts: { row: keyset('row_number').asc }, map: mapRow });
 
 /** Rows per INSERT: 8 parameters each, far below SQLite's bound-parameter limit. */
 const INSERT_CHUNK = 500;
@@ -211,10 +214,21 @@ export const importsRepo = {
     return { total: ready + notReady + ignored, ready, notReady, ignored };
   },
 
-  rowsQuery(tx: Tx, importId: number, status?: RowStatus): Knex.QueryBuilder {
-    const q = tx('import_rows').where('import_id', importId);
-    if (status) q.where('status', status);
-    return q;
+  /** The analysed rows in file order, a page at a time. */
+  rowsPage(
+    tx: Tx,
+    cursors: CursorCodec,
+    importId: number,
+    q: { status?: RowStatus; limit?: number; cursor?: string },
+  ) {
+    const query = tx('import_rows').where('import_id', importId);
+    if (q.status) query.where('status', q.status);
+    return rowPages(query, cursors, {
+      of: [importId],
+      filters: { status: q.status },
+      limit: q.limit,
+      cursor: q.cursor,
+    });
   },
 
   async row(tx: Tx, importId: number, rowNumber: number): Promise<ImportRow | null> {

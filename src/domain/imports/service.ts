@@ -7,20 +7,19 @@
 import type { Clock } from '../../clock.ts';
 import type { Db, Tx } from '../../db/engine.ts';
 import { inTransaction } from '../../db/tx.ts';
-import { filtersHash, type CursorCodec } from '../../db/cursor.ts';
-import { paginate, type PageResult } from '../../db/paginate.ts';
+import type { CursorCodec } from '../../db/cursor.ts';
+import type { PageResult } from '../../db/page.ts';
 import { AppError } from '../../errors.ts';
 import type { AuthContext } from '../auth.ts';
 import { assertFeature } from '../accounts/features.ts';
 import { fromId, newRevision } from '../shared/ids.ts';
-import { assertRevision } from '../shared/revision.ts';
+import { guardedWrite } from '../shared/revision.ts';
 import { rejection } from '../enrollments/errors.ts';
 import type { FilesPort } from '../shared/files-port.ts';
 import type { OperationsService } from '../operations/service.ts';
 import { operationsRepo, TERMINAL, type Operation } from '../operations/repo.ts';
 import {
   importsRepo as repo,
-  mapRow,
   type Attempt,
   type DuplicatePolicy,
   type Import,
@@ -129,33 +128,36 @@ export class ImportsService {
     opts: { tx?: Tx } = {},
   ): Promise<ImportView> {
     return inTransaction(this.db, opts.tx, async (tx) => {
-      const { imp, op } = await this.load(tx, accountId, id);
-      assertRevision(ifMatch, imp.revision);
-      this.assertIdle(imp, op);
-      if (imp.rowsApplied > 0)
-        throw conflict('import_processed', 'Rows of this import were processed already.');
-      const mapping = { ...imp.mapping, ...input.mapping };
-      const policy = input.duplicate_policy ?? imp.duplicatePolicy;
-      const changed =
-        JSON.stringify(mapping) !== JSON.stringify(imp.mapping) || policy !== imp.duplicatePolicy;
-      if (changed) {
-        const n = await repo.update(
-          tx,
-          imp.id,
-          {
+      let mapping: Mapping | undefined;
+      let policy: DuplicatePolicy | undefined;
+      const imp = await guardedWrite({
+        load: () => this.load(tx, accountId, id).then(({ imp, op }) => ({ ...imp, op })),
+        ifMatch,
+        check: (row) => {
+          this.assertIdle(row, row.op);
+          if (row.rowsApplied > 0)
+            throw conflict('import_processed', 'Rows of this import were processed already.');
+          mapping = { ...row.mapping, ...input.mapping };
+          policy = input.duplicate_policy ?? row.duplicatePolicy;
+        },
+        write: async (row, guard) => {
+          const same =
+            JSON.stringify(mapping) === JSON.stringify(row.mapping) &&
+            policy === row.duplicatePolicy;
+          if (same) return 1;
+          await repo.deleteRows(tx, row.id);
+          const changes = {
             mapping,
             duplicatePolicy: policy,
-            status: 'pending',
+            status: 'pending' as const,
             rows: { total: 0, ready: 0, notReady: 0, ignored: 0 },
             failureReason: null,
             revision: newRevision(),
             updatedAt: this.now(),
-          },
-          imp.revision,
-        );
-        if (n === 0) throw new AppError('revision_mismatch');
-        await repo.deleteRows(tx, imp.id);
-      }
+          };
+          return repo.update(tx, row.id, changes, guard);
+        },
+      });
       return this.get(accountId, imp.id, tx);
     });
   }
@@ -167,13 +169,23 @@ export class ImportsService {
     opts: { tx?: Tx } = {},
   ): Promise<void> {
     await inTransaction(this.db, opts.tx, async (tx) => {
-      const { imp, op } = await this.load(tx, accountId, id);
-      assertRevision(ifMatch, imp.revision);
-      if (imp.deleted) return;
-      if (running(op)) throw conflict('import_busy', 'An analysis or processing attempt runs.');
-      const changes = { deleted: true, revision: newRevision(), updatedAt: this.now() };
-      if ((await repo.update(tx, imp.id, changes, imp.revision)) === 0)
-        throw new AppError('revision_mismatch');
+      await guardedWrite({
+        load: () => this.load(tx, accountId, id).then(({ imp, op }) => ({ ...imp, op })),
+        ifMatch,
+        check: (row) => {
+          if (!row.deleted && running(row.op))
+            throw conflict('import_busy', 'An analysis or processing attempt runs.');
+        },
+        write: (row, guard) =>
+          row.deleted
+            ? Promise.resolve(1)
+            : repo.update(
+                tx,
+                row.id,
+                { deleted: true, revision: newRevision(), updatedAt: this.now() },
+                guard,
+              ),
+      });
     });
   }
 
@@ -213,19 +225,7 @@ export class ImportsService {
     q: { status?: RowStatus; limit?: number; cursor?: string },
   ): Promise<PageResult<ImportRow>> {
     const imp = await this.get(accountId, id);
-    const page = await paginate<Record<string, unknown>>(
-      repo.rowsQuery(this.db, imp.id, q.status),
-      this.cursors,
-      {
-        scope: `import-rows:${imp.id}`,
-        sortName: 'row',
-        sort: [{ column: 'row_number', desc: false }],
-        filters: filtersHash({ status: q.status }),
-        limit: q.limit ?? 50,
-        cursor: q.cursor,
-      },
-    );
-    return { rows: page.rows.map(mapRow), page: page.page };
+    return repo.rowsPage(this.db, this.cursors, imp.id, q);
   }
 
   /** A processing attempt: an operation over the ready rows no attempt has applied yet. */
