@@ -9,6 +9,8 @@ export interface Config {
   databaseSchema: string | undefined;
   publicBaseUrl: string;
   filesDir: string;
+  /** s3://bucket?endpoint=...&region=...: files in S3-compatible storage; unset: FILES_DIR. */
+  storageUrl: string | undefined;
   dataDir: string;
   workers: boolean;
   logLevel: string;
@@ -54,6 +56,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     databaseSchema: env.DATABASE_SCHEMA || undefined,
     publicBaseUrl: (env.PUBLIC_BASE_URL || `http://${host}:${port}`).replace(/\/$/, ''),
     filesDir: env.FILES_DIR || path.join(dataDir, 'files'),
+    storageUrl: env.STORAGE_URL || undefined,
     dataDir,
     workers: bool(env.WORKERS, true),
     logLevel: env.LOG_LEVEL || 'info',

@@ -34,6 +34,8 @@ import { WebhooksService } from './domain/webhooks/service.ts';
 import { Metrics } from './metrics.ts';
 import { AutomationsService } from './domain/automations/service.ts';
 import { StreamsService } from './domain/streams/service.ts';
+import { FilesService } from './domain/files/service.ts';
+import { createStorage } from './domain/files/storage/index.ts';
 import { ImportsService } from './domain/imports/service.ts';
 import { importBatchTypes } from './domain/imports/batch.ts';
 import { ExportsService } from './domain/exports/service.ts';
@@ -51,6 +53,8 @@ export async function createServices({ config, db, clock, logger, ...deps }: Ser
   const secretsKey = deps.secretsKey ?? loadSecretsKey(config);
   const cursors = new CursorCodec(await serverKey(db, 'cursor', clock.now().toISOString()), clock);
   const jobs = await createJobEngine(db, clock, logger);
+  const storageKey = await serverKey(db, 'storage', clock.now().toISOString());
+  const files = new FilesService(db, clock, createStorage(config, storageKey));
   // Per set of services, never a global registry (tests run several apps in one process).
   const metrics = new Metrics();
   metrics.watchStorage(db, clock);
@@ -134,6 +138,7 @@ export async function createServices({ config, db, clock, logger, ...deps }: Ser
     eventStreams: new StreamsService(db, clock, logger, events, new CredentialsService(db, clock)),
     webhookDispatcher,
     webhooks,
+    files,
     imports,
     exports,
     webhookDeliveries: new WebhookDeliveries(db, clock, cursors, webhooks, events, operations),

@@ -15,6 +15,7 @@ import * as m010 from './migrations/010_streams_automations.ts';
 import * as m011 from './migrations/011_sales.ts';
 import * as m012 from './migrations/012_legacy_lookups.ts';
 import * as m013 from './migrations/013_hot_path_indexes.ts';
+import * as m015 from './migrations/015_files.ts';
 import * as m017 from './migrations/017_imports_exports.ts';
 
 const migrations: Record<string, Knex.Migration> = {
@@ -31,6 +32,7 @@ const migrations: Record<string, Knex.Migration> = {
   '011_sales': m011,
   '012_legacy_lookups': m012,
   '013_hot_path_indexes': m013,
+  '015_files': m015,
   '017_imports_exports': m017,
 };
 

@@ -1,0 +1,117 @@
+// Files: bytes in the store (local disk or S3), described by a row. Other areas use this service
+// (exports write files, imports read them); clients reach the bytes only through download links.
+import crypto from 'node:crypto';
+import type { Readable } from 'node:stream';
+import type { Clock } from '../../clock.ts';
+import type { Db, Tx } from '../../db/knex.ts';
+import { transaction } from '../../db/tx.ts';
+import { AppError } from '../../errors.ts';
+import { randomHex } from '../shared/ids.ts';
+import { filesRepo, publicFile, type FileRecord, type StoredFile } from './repo.ts';
+import type { Storage } from './storage/types.ts';
+
+export type { StoredFile } from './repo.ts';
+
+/** Part URLs and download links expire after an hour. */
+export const LINK_TTL_MS = 3_600_000;
+
+export interface DownloadLink {
+  url: string;
+  expiresAt: string;
+}
+
+export class FilesService {
+  constructor(
+    private readonly db: Db,
+    private readonly clock: Clock,
+    readonly storage: Storage,
+  ) {}
+
+  async get(accountId: number, id: number, opts: { tx?: Tx } = {}): Promise<StoredFile> {
+    return publicFile(await this.record(accountId, id, opts));
+  }
+
+  /**
+   * Streams `body` into the store, counting its size and SHA-256 on the way, then records the
+   * file. If the record cannot be written, the bytes are deleted again.
+   */
+  async createFromStream(
+    accountId: number,
+    input: { purpose: 'export'; filename: string; contentType: string },
+    body: AsyncIterable<Uint8Array>,
+  ): Promise<StoredFile> {
+    const key = newStorageKey(accountId);
+    const hash = crypto.createHash('sha256');
+    let size = 0;
+    async function* counted() {
+      for await (const chunk of body) {
+        hash.update(chunk);
+        size += chunk.length;
+        yield chunk;
+      }
+    }
+    await this.storage.put(key, counted());
+    const file = {
+      accountId,
+      purpose: input.purpose,
+      filename: input.filename,
+      contentType: input.contentType,
+      size,
+      sha256: hash.digest('hex'),
+      createdAt: this.clock.now().toISOString(),
+      storageKey: key,
+    };
+    try {
+      const id = await transaction(this.db, (tx) => filesRepo.insert(tx, file));
+      return publicFile({ id, ...file });
+    } catch (err) {
+      await this.storage.remove(key).catch(() => undefined);
+      throw err;
+    }
+  }
+
+  /** The file's bytes as a stream (404 not_found, 503 storage_unavailable). */
+  async openRead(accountId: number, id: number): Promise<Readable> {
+    const f = await this.record(accountId, id);
+    return this.storage.read(f.storageKey);
+  }
+
+  /**
+   * Marks the file deleted, then deletes its bytes: once the row says deleted nobody reads them,
+   * and a store that fails now leaves only unreachable bytes behind, never a file without bytes.
+   */
+  async remove(accountId: number, id: number): Promise<void> {
+    const f = await this.record(accountId, id);
+    const now = this.clock.now().toISOString();
+    await transaction(this.db, (tx) => filesRepo.markDeleted(tx, f.id, now));
+    await this.storage.remove(f.storageKey);
+  }
+
+  /** A signed URL that serves the file's bytes for the next hour. */
+  async downloadLink(accountId: number, id: number): Promise<DownloadLink> {
+    const f = await this.record(accountId, id);
+    const expiresAt = new Date(this.clock.now().getTime() + LINK_TTL_MS);
+    const url = await this.storage.downloadUrl(
+      f.storageKey,
+      { fileId: f.id, filename: f.filename, contentType: f.contentType, size: f.size },
+      expiresAt,
+    );
+    return { url, expiresAt: expiresAt.toISOString() };
+  }
+
+  /** For the local store's download route: the file a signed URL names, if still available. */
+  findForDownload(id: number): Promise<FileRecord | null> {
+    return filesRepo.getAvailable(this.db, id);
+  }
+
+  private async record(accountId: number, id: number, opts: { tx?: Tx } = {}) {
+    const f = await filesRepo.get(opts.tx ?? this.db, accountId, id);
+    if (!f) throw new AppError('not_found');
+    return f;
+  }
+}
+
+/** Keys group an account's objects and cannot be guessed. */
+export function newStorageKey(accountId: number): string {
+  return `a${accountId}/${randomHex(16)}`;
+}

@@ -1,0 +1,62 @@
+// The one small interface both stores implement: finished objects (put, read, delete), S3-style
+// multipart uploads whose parts the client sends straight to the store, and signed URLs. Every
+// byte moves as a stream; no method holds a whole part or object in memory.
+import type { Readable } from 'node:stream';
+
+export interface ByteRange {
+  start: number;
+  /** Inclusive. */
+  end: number;
+}
+
+export interface StoredPart {
+  number: number;
+  size: number;
+}
+
+export interface SignedUrl {
+  url: string;
+  expiresAt: Date;
+}
+
+export interface DownloadInfo {
+  filename: string;
+  contentType: string;
+  /** Local disk serves through this server and needs the file's id and size. */
+  fileId: number;
+  size: number;
+}
+
+export interface Storage {
+  readonly kind: 'local' | 's3';
+  /** Writes a whole object from a stream (exports). */
+  put(key: string, body: AsyncIterable<Uint8Array>): Promise<void>;
+  /** Streams an object, or the inclusive byte range of it. */
+  read(key: string, range?: ByteRange): Promise<Readable>;
+  /** Deletes an object; a missing one is not an error. */
+  remove(key: string): Promise<void>;
+
+  /** Starts a multipart upload; returns the store's id for it. */
+  createMultipart(key: string): Promise<string>;
+  /** A URL the client PUTs one part's bytes to, valid until expiresAt. */
+  partUrl(
+    key: string,
+    multipartId: string,
+    ref: { uploadId: number; number: number; size: number },
+    expiresAt: Date,
+  ): Promise<string>;
+  /** The parts the store holds, by number. */
+  listParts(key: string, multipartId: string): Promise<StoredPart[]>;
+  /** Joins the parts 1..count into the object `key`; the parts are gone afterwards. */
+  completeMultipart(key: string, multipartId: string, count: number): Promise<void>;
+  /** Drops the parts; a finished or missing upload is not an error. */
+  abortMultipart(key: string, multipartId: string): Promise<void>;
+  /** A URL that serves the object with the file's type and name, valid until expiresAt. */
+  downloadUrl(key: string, info: DownloadInfo, expiresAt: Date): Promise<string>;
+}
+
+/** Content-Disposition with an ASCII fallback and the UTF-8 name (RFC 6266 / 5987). */
+export function contentDisposition(filename: string): string {
+  const ascii = filename.replace(/[^\x20-\x7e]|["\\]/g, '_');
+  return `attachment; filename="${ascii}"; filename*=UTF-8''${encodeURIComponent(filename)}`;
+}
