@@ -23,6 +23,8 @@ export async function assertFeature(tx: Tx, accountId: number, name: keyof Featu
   const f = await features(tx, accountId);
   if (!f?.[name])
     throw new AppError('feature_disabled', {
-      details: [{ code: 'feature_disabled', message: `${name} are off for this account.`, reason: name }],
+      details: [
+        { code: 'feature_disabled', message: `${name} are off for this account.`, reason: name },
+      ],
     });
 }

@@ -59,7 +59,9 @@ export function usersQuery(k: Knex, accountId: number, f: ExportFilters, at: str
   };
   if (f.product_id.length) q.whereExists((s) => void enrollments(s));
   if (f.delivery_id !== null)
-    q.whereExists((s) => void enrollments(s).where('enrollments.delivery_id', fromId(f.delivery_id!) ?? 0));
+    q.whereExists(
+      (s) => void enrollments(s).where('enrollments.delivery_id', fromId(f.delivery_id!) ?? 0),
+    );
   if (f.status) {
     const current = (s: Knex.QueryBuilder) =>
       void enrollments(s)

@@ -57,7 +57,8 @@ export async function analyse(db: Db, imp: Import, body: Readable): Promise<Impo
   } catch (err) {
     if (err instanceof UnreadableFile) throw err;
     const code = (err as { code?: string }).code;
-    if (code?.startsWith('CSV_')) throw new UnreadableFile(`Not a valid CSV file: ${String((err as Error).message)}`);
+    if (code?.startsWith('CSV_'))
+      throw new UnreadableFile(`Not a valid CSV file: ${String((err as Error).message)}`);
     throw err;
   }
   await flush();
@@ -78,7 +79,11 @@ async function classify(
   const email = (record[imp.mapping.email] ?? '').slice(0, 320) || null;
   const external = (record[imp.mapping.product_external_id] ?? '').slice(0, 200) || null;
   const access = (record[imp.mapping.status] ?? '').toLowerCase();
-  const out = (status: NewRow['status'], reason: string | null, dedupeKey: string | null = null) => ({
+  const out = (
+    status: NewRow['status'],
+    reason: string | null,
+    dedupeKey: string | null = null,
+  ) => ({
     row,
     status,
     reason,

@@ -40,7 +40,12 @@ export function importBatchTypes(
           if (err instanceof UnreadableFile)
             throw new AppError('validation_failed', {
               details: [
-                { field: 'file_id', code: 'unreadable', message: err.message, reason: 'unreadable' },
+                {
+                  field: 'file_id',
+                  code: 'unreadable',
+                  message: err.message,
+                  reason: 'unreadable',
+                },
               ],
             });
           throw err;

@@ -33,7 +33,10 @@ export async function deliveryGrant(tx: Tx, id: number): Promise<DeliveryGrant |
     .where('delivery_id', id)
     .orderBy('product_id')
     .select('product_id', 'access_schedule_id');
-  const tags = await tx('delivery_tags').where('delivery_id', id).orderBy('tag_id').select('tag_id');
+  const tags = await tx('delivery_tags')
+    .where('delivery_id', id)
+    .orderBy('tag_id')
+    .select('tag_id');
   return {
     id,
     duration: d.duration === null ? null : Number(d.duration),

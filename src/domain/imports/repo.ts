@@ -100,7 +100,11 @@ const mapAttempt = (r: any): Attempt => ({
   createdAt: r.created_at,
 });
 
-const rowPages = pages({ list: 'import-rows', sorts: { row: keyset('row_number').asc }, map: mapRow });
+const rowPages = pages({
+  list: 'import-rows',
+  sorts: { row: keyset('row_number').asc },
+  map: mapRow,
+});
 
 /** Rows per INSERT: 8 parameters each, far below SQLite's bound-parameter limit. */
 const INSERT_CHUNK = 500;

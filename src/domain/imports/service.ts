@@ -36,7 +36,8 @@ export const DEFAULT_MAPPING: Mapping = {
   status: 'status',
 };
 
-export type ImportStatus = 'pending' | 'analyzing' | 'analyzed' | 'processing' | 'processed' | 'failed';
+export type ImportStatus =
+  'pending' | 'analyzing' | 'analyzed' | 'processing' | 'processed' | 'failed';
 
 export interface ImportView extends Import {
   shownStatus: ImportStatus;
@@ -84,7 +85,12 @@ export class ImportsService {
 
   async create(
     auth: AuthContext,
-    input: { file_id: string; type: string; mapping?: Partial<Mapping>; duplicate_policy?: DuplicatePolicy },
+    input: {
+      file_id: string;
+      type: string;
+      mapping?: Partial<Mapping>;
+      duplicate_policy?: DuplicatePolicy;
+    },
     opts: { tx?: Tx } = {},
   ): Promise<ImportView> {
     const accountId = auth.account.id;
@@ -102,7 +108,11 @@ export class ImportsService {
             });
       if (!file) throw fieldError('file_id', 'No file of this account has this id.', 'not_found');
       if (file.purpose !== 'import')
-        throw fieldError('file_id', 'The file was not uploaded with purpose import.', 'wrong_purpose');
+        throw fieldError(
+          'file_id',
+          'The file was not uploaded with purpose import.',
+          'wrong_purpose',
+        );
       const id = await repo.insert(
         tx,
         {
@@ -235,7 +245,10 @@ export class ImportsService {
       await assertFeature(tx, imp.accountId, 'imports');
       this.assertIdle(imp, op);
       if (imp.status !== 'analyzed')
-        throw conflict('analysis_required', 'Analyse the import first; its analysis has not finished.');
+        throw conflict(
+          'analysis_required',
+          'Analyse the import first; its analysis has not finished.',
+        );
       const earlier = await repo.attempts(tx, imp.id);
       const attemptId = await repo.insertAttempt(tx, {
         importId: imp.id,
@@ -268,7 +281,10 @@ export class ImportsService {
   private async attemptViews(tx: Tx, importId: number, id?: number): Promise<AttemptView[]> {
     const out: AttemptView[] = [];
     for (const a of await repo.attempts(tx, importId, id))
-      out.push({ ...a, operation: a.operationId === null ? null : await operationsRepo.get(tx, a.operationId) });
+      out.push({
+        ...a,
+        operation: a.operationId === null ? null : await operationsRepo.get(tx, a.operationId),
+      });
     return out;
   }
 }

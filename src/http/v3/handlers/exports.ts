@@ -24,7 +24,9 @@ export function presentExport(e: Export): components['schemas']['Export'] {
   };
 }
 
-export function exportHandlers(exports: ExportsService): Pick<Handlers, 'createExport' | 'getExport'> {
+export function exportHandlers(
+  exports: ExportsService,
+): Pick<Handlers, 'createExport' | 'getExport'> {
   return {
     async createExport({ auth, body, tx }) {
       const e = await exports.create(auth, body, { tx });

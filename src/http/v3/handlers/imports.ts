@@ -71,7 +71,10 @@ export function presentAttempt(a: AttemptView): S['ImportProcessingAttempt'] {
 }
 
 export function importHandlers(imports: ImportsService): Pick<Handlers, ImportOps> {
-  const one = (i: ImportView) => ({ body: { data: presentImport(i) }, headers: { ETag: etag(i.revision) } });
+  const one = (i: ImportView) => ({
+    body: { data: presentImport(i) },
+    headers: { ETag: etag(i.revision) },
+  });
   return {
     async createImport({ auth, body, tx }) {
       return { status: 201, ...one(await imports.create(auth, body, { tx })) };
@@ -81,7 +84,10 @@ export function importHandlers(imports: ImportsService): Pick<Handlers, ImportOp
     },
     async updateImport({ auth, params, body, ifMatch, tx }) {
       const id = fromId(params.import_id);
-      return { status: 200, ...one(await imports.update(auth.account.id, id, body, ifMatch, { tx })) };
+      return {
+        status: 200,
+        ...one(await imports.update(auth.account.id, id, body, ifMatch, { tx })),
+      };
     },
     async deleteImport({ auth, params, ifMatch, tx }) {
       await imports.remove(auth.account.id, fromId(params.import_id), ifMatch, { tx });
