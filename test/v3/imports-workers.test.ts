@@ -41,7 +41,7 @@ const exited = (p: ChildProcess) =>
 
 /** Waits until the worker has applied some rows (read from the table: GETs write audit rows). */
 async function someApplied(b: FilesBoot, importId: string) {
-  for (const deadline = Date.now() + 20_000; Date.now() < deadline;) {
+  for (const deadline = Date.now() + 90_000; Date.now() < deadline;) {
     const row = await b.app
       .db('imports')
       .where({ id: Number(importId) })
@@ -58,7 +58,7 @@ async function someApplied(b: FilesBoot, importId: string) {
  * per GET, and on SQLite that keeps a worker that is starting from taking the write lock.
  */
 async function finished(b: FilesBoot, id: string) {
-  for (const deadline = Date.now() + 60_000; Date.now() < deadline;) {
+  for (const deadline = Date.now() + 120_000; Date.now() < deadline;) {
     const row = await b.app
       .db('operations')
       .where({ id: Number(id) })
