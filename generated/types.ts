@@ -4251,7 +4251,7 @@ export interface components {
             resource: "users";
             /** @enum {string} */
             status: "queued" | "completed" | "failed" | "expired";
-            /** @description Rows in the file */
+            /** @description Rows in the file, once completed. */
             total: number | null;
             columns: components["schemas"]["ExportColumn"][];
             consistency: {

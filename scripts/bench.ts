@@ -17,6 +17,8 @@
 //   8. v1pages    bench/v1-pages.ts: GET /api/v1/usuario walked over 100,000 students, last page
 //                 against first
 //   9. audit      bench/audit-bytes.ts: bytes of audit trail kept per request
+//  10. imports    bench/imports.ts: a 1,000- and a 100,000-row import (analysis + processing) and
+//                 export of the users it created, rows/s and peak RSS each (flat memory target)
 // A run is BENCH_ROUNDS rounds; it prints each round, the median round of each phase, the
 // app/reference ratios (the median of each round's ratio: a shared virtual machine's speed drifts
 // by tens of percent within minutes, and phases measured side by side drift together) and
@@ -90,10 +92,11 @@ const PHASES = [
   'webhooks',
   'v1pages',
   'audit',
+  'imports',
 ] as const;
 type PhaseName = (typeof PHASES)[number];
 const ONLY = new Set<PhaseName>(
-  (process.env.BENCH_ONLY || 'routing,reference,get,post,batch,jobs,webhooks,v1pages,audit')
+  (process.env.BENCH_ONLY || 'routing,reference,get,post,batch,jobs,webhooks,v1pages,audit,imports')
     .split(',')
     .map((s) => s.trim())
     .filter(Boolean)
@@ -837,6 +840,7 @@ async function extras(): Promise<string[][]> {
     );
     console.log(table(rows));
   }
+  if (ONLY.has('imports')) targets.push(...(await importsPhase(where)));
   if (ONLY.has('v1pages')) {
     const rows: string[][] = [
       ['engine', 'students', 'pages', 'walk ms', 'first page ms', 'last page ms', 'last/first'],
@@ -1393,4 +1397,31 @@ try {
 } catch (err) {
   console.error('bench crashed:', err);
   process.exit(1);
+}
+
+// A 100,000-row import (analysis + processing) and a 100,000-user export (bench/imports.ts), each
+// size in its own process so that each peak RSS is its own.
+async function importsPhase(where: (e: Engine) => string): Promise<string[][]> {
+  const targets: string[][] = [];
+  const rows: string[][] = [['engine', 'rows', 'phase', 'rows/s', 'peak RSS MiB']];
+  for (const e of ENGINES) {
+    const peaks: Record<number, number> = {};
+    for (const n of [1_000, 100_000]) {
+      process.stderr.write(`  imports and exports (${engineName(e)}): ${fmt(n)} rows...\n`);
+      const r = await childJson('imports.ts', [where(e), String(n)], 3_600_000);
+      for (const p of ['analysis', 'processing', 'export'] as const)
+        rows.push([engineName(e), fmt(n), p, fmt(r[p].rowsPerSecond), fmt(r[p].peakRssMiB, 1)]);
+      peaks[n] = r.export.peakRssMiB;
+    }
+    const growth = peaks[100_000]! - peaks[1_000]!;
+    targets.push([
+      `import + export peak RSS, 100,000 rows vs 1,000, ${engineName(e)}`,
+      `+${fmt(growth, 1)} MiB`,
+      '<= +64 MiB',
+      verdict(growth <= 64, true),
+    ]);
+  }
+  console.log('\nImports and exports (bench/imports.ts): rows/s and peak RSS per phase');
+  console.log(table(rows));
+  return targets;
 }
