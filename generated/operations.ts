@@ -106,3 +106,35 @@ export const operations = {
 } as const;
 
 export type OperationId = keyof typeof operations;
+
+/** Every permission a credential can hold (besides `*`): the contract's closed list. */
+export const permissions: readonly string[] = [
+  'access_schedules.read',
+  'access_schedules.write',
+  'automations.read',
+  'automations.write',
+  'credentials.manage',
+  'credentials.read',
+  'deliveries.archive',
+  'deliveries.create',
+  'deliveries.read',
+  'deliveries.update',
+  'enrollments.read',
+  'enrollments.write',
+  'events.read',
+  'operations.manage',
+  'operations.read',
+  'products.read',
+  'products.write',
+  'progress.read',
+  'progress.write',
+  'requests.read',
+  'sandbox.manage',
+  'tags.read',
+  'tags.update',
+  'transactions.read',
+  'users.read',
+  'users.write',
+  'webhooks.manage',
+  'webhooks.read',
+];

@@ -1,4 +1,5 @@
 // `npm run admin -- <command>`: thin entry; the CLI lives in src/cli/admin.ts.
+import '../src/node-version.ts'; // first: before anything native loads
 import { runAdmin } from '../src/cli/admin.ts';
 
 // stdout carries exactly one JSON result. Libraries that print with console.log (knex prints its

@@ -24,18 +24,29 @@ async function render(): Promise<Record<string, string>> {
     await openapiTS(structuredClone(doc), { alphabetize: false, defaultNonNullable: false }),
   );
   const rows: string[] = [];
+  // The closed list of permissions a credential can hold: every operation's x-permissions and
+  // x-permissions-conditional (needed only for some requests, e.g. deliveries.archive).
+  const permissions = new Set<string>();
   for (const [p, item] of Object.entries<any>(doc.paths ?? {})) {
     for (const m of METHODS) {
       const op = item[m];
       if (!op) continue;
       rows.push(`  ${op.operationId}: { method: '${m.toUpperCase()}', path: '${p}' },`);
+      for (const name of [
+        ...(op['x-permissions'] ?? []),
+        ...(op['x-permissions-conditional'] ?? []),
+      ])
+        permissions.add(name);
     }
   }
+  const permissionRows = [...permissions].sort().map((name) => `  '${name}',`);
   const operations =
     HEADER +
     `export const release = '${doc.info.version}';\n\n` +
     `export const operations = {\n${rows.join('\n')}\n} as const;\n\n` +
-    `export type OperationId = keyof typeof operations;\n`;
+    `export type OperationId = keyof typeof operations;\n\n` +
+    `/** Every permission a credential can hold (besides \`*\`): the contract's closed list. */\n` +
+    `export const permissions: readonly string[] = [\n${permissionRows.join('\n')}\n];\n`;
   return {
     'openapi.json': JSON.stringify(doc, null, 2) + '\n',
     'types.ts': HEADER + types,

@@ -6,6 +6,7 @@ import path from 'node:path';
 import { parseArgs } from 'node:util';
 import { REPO_ROOT, contractPaths, loadContract } from '../src/contract/files.ts';
 import { MOCK_BASE, createMock } from '../src/mock/server.ts';
+import { startOrExit } from '../src/startup.ts';
 
 const USAGE = 'usage: npm run mock -- [--spec FILE] [--port N] [--host HOST]  (port 4010)';
 const CALLER_DIR = process.env.INIT_CWD ?? process.cwd();
@@ -44,7 +45,11 @@ try {
   fail((err as Error).message);
 }
 const mock = await createMock(spec);
-const bound = await mock.listen(port, values.host);
+const bound = await startOrExit(
+  'mock',
+  () => ({ host: values.host, port }),
+  () => mock.listen(port, values.host),
+);
 const host = values.host.includes(':') ? `[${values.host}]` : values.host;
 console.log(
   JSON.stringify({

@@ -1,6 +1,19 @@
 // Runs every uvu suite under test/ on SQLite, then again on PostgreSQL when TEST_DATABASE_URL is
 // set, and ends with one line: `N passed, M failed`.
+//
+// Each test file runs in a process of its own, TEST_JOBS at a time (default: the machine's cores):
+// suites spend much of their time waiting on sockets, timers and the job engine, so files run side
+// by side even on two cores. A file's output is printed whole when it ends (never interleaved),
+// and the slowest files are listed at the end of each pass. Timings are kept between runs so the
+// longest files start first.
+//
+//   npm test                     every suite
+//   npm test -- users            suites whose path matches (a regular expression, as uvu reads it)
+//   npm test -- --watch [users]  run again whenever src/ or test/ changes
 import { spawn } from 'node:child_process';
+import fs from 'node:fs';
+import os from 'node:os';
+import path from 'node:path';
 
 interface Tally {
   passed: number;
@@ -8,45 +21,147 @@ interface Tally {
   skipped: number;
 }
 
-function runOnce(label: string, env: NodeJS.ProcessEnv, args: string[]): Promise<Tally> {
+interface FileRun extends Tally {
+  name: string;
+  ms: number;
+}
+
+const root = path.resolve(import.meta.dirname, '..');
+const testDir = path.join(root, 'test');
+const uvuBin = path.join(root, 'node_modules', 'uvu', 'bin.js');
+const timingsFile = path.join(root, 'node_modules', '.cache', 'school-test-times.json');
+const jobs = Math.max(1, Number(process.env.TEST_JOBS) || os.availableParallelism());
+
+function testFiles(pattern: RegExp): string[] {
+  const found: string[] = [];
+  const walk = (dir: string, rel: string) => {
+    for (const entry of fs.readdirSync(dir, { withFileTypes: true })) {
+      const name = rel ? `${rel}/${entry.name}` : entry.name;
+      if (entry.isDirectory()) walk(path.join(dir, entry.name), name);
+      else if (/\.test\.ts$/.test(name) && pattern.test(name)) found.push(name);
+    }
+  };
+  walk(testDir, '');
+  return found.sort();
+}
+
+function readTimings(): Record<string, number> {
+  try {
+    return JSON.parse(fs.readFileSync(timingsFile, 'utf8'));
+  } catch {
+    return {};
+  }
+}
+
+function writeTimings(runs: FileRun[]): void {
+  const all = { ...readTimings(), ...Object.fromEntries(runs.map((r) => [r.name, r.ms])) };
+  fs.mkdirSync(path.dirname(timingsFile), { recursive: true });
+  fs.writeFileSync(timingsFile, JSON.stringify(all));
+}
+
+const escape = (s: string) => s.replace(/[.*+?^${}()|[\]\\]/g, '\\$&');
+
+function runFile(name: string, env: NodeJS.ProcessEnv): Promise<FileRun> {
+  const started = performance.now();
   return new Promise((resolve) => {
-    console.log(`\n=== ${label} ===`);
-    const child = spawn('npx', ['uvu', '-r', 'tsx', 'test', ...args], {
+    const child = spawn(process.execPath, [uvuBin, '-r', 'tsx', 'test', `^${escape(name)}$`], {
+      cwd: root,
       env,
-      stdio: ['ignore', 'pipe', 'inherit'],
+      stdio: ['ignore', 'pipe', 'pipe'],
     });
-    let out = '';
-    child.stdout.on('data', (chunk: Buffer) => {
-      process.stdout.write(chunk);
-      out += chunk.toString();
-    });
+    const chunks: Buffer[] = [];
+    child.stdout.on('data', (c: Buffer) => chunks.push(c));
+    child.stderr.on('data', (c: Buffer) => chunks.push(c));
     child.on('close', (code) => {
+      const out = Buffer.concat(chunks).toString();
       const plain = out.replace(/\x1b\[[0-9;]*m/g, '');
-      const num = (name: string) => Number(plain.match(new RegExp(`${name}:\\s+(\\d+)`))?.[1] ?? 0);
-      const total = num('Total');
-      const passed = num('Passed');
-      const skipped = num('Skipped');
+      const num = (label: string) =>
+        Number(plain.match(new RegExp(`${label}:\\s+(\\d+)`))?.[1] ?? 0);
+      const ms = performance.now() - started;
       // uvu's Total counts the tests that ran; skipped ones (t.skip) are not in it.
-      let failed = total - passed;
+      let failed = num('Total') - num('Passed');
       // A suite that crashed before reporting counts as a failure, never as a silent pass.
       if (code !== 0 && failed === 0) failed = 1;
-      resolve({ passed, failed, skipped });
+      process.stdout.write(`\n--- ${name} (${(ms / 1000).toFixed(1)} s)\n${out}`);
+      resolve({ name, ms, passed: num('Passed'), failed, skipped: num('Skipped') });
     });
   });
 }
 
-const filter = process.argv.slice(2);
-const pattern = filter.length ? [filter[0]!] : ['\\.test\\.ts$'];
-const { TEST_DATABASE_URL, ...sqliteEnv } = process.env;
-const tallies = [await runOnce('SQLite', { ...sqliteEnv }, pattern)];
-if (TEST_DATABASE_URL) tallies.push(await runOnce('PostgreSQL', { ...process.env }, pattern));
-else console.log('\nTEST_DATABASE_URL is not set: the PostgreSQL pass was skipped.');
-const sum = tallies.reduce((a, t) => ({
-  passed: a.passed + t.passed,
-  failed: a.failed + t.failed,
-  skipped: a.skipped + t.skipped,
-}));
-console.log(
-  `\n${sum.passed} passed, ${sum.failed} failed${sum.skipped ? `, ${sum.skipped} skipped` : ''}`,
-);
-process.exit(sum.failed ? 1 : 0);
+async function runPass(label: string, env: NodeJS.ProcessEnv, files: string[]): Promise<Tally> {
+  console.log(`\n=== ${label}: ${files.length} files, ${jobs} at a time ===`);
+  const started = performance.now();
+  const timings = readTimings();
+  // Longest first (known timings, else the biggest file), so the pass does not end on one long file.
+  const weight = (f: string) => timings[f] ?? fs.statSync(path.join(testDir, f)).size / 10;
+  const queue = [...files].sort((a, b) => weight(b) - weight(a));
+  const runs: FileRun[] = [];
+  await Promise.all(
+    Array.from({ length: Math.min(jobs, queue.length) }, async () => {
+      for (let f = queue.shift(); f; f = queue.shift()) runs.push(await runFile(f, env));
+    }),
+  );
+  writeTimings(runs);
+  const slowest = [...runs].sort((a, b) => b.ms - a.ms).slice(0, 8);
+  console.log(`\n${label}: slowest files`);
+  for (const r of slowest) console.log(`  ${(r.ms / 1000).toFixed(1).padStart(6)} s  ${r.name}`);
+  const failedFiles = runs.filter((r) => r.failed > 0).map((r) => r.name);
+  if (failedFiles.length) console.log(`${label}: failing files: ${failedFiles.join(', ')}`);
+  const sum = total(runs);
+  const wall = ((performance.now() - started) / 1000).toFixed(0);
+  console.log(`${label}: ${sum.passed} passed, ${sum.failed} failed in ${wall} s`);
+  return sum;
+}
+
+function total(tallies: Tally[]): Tally {
+  return tallies.reduce(
+    (a, t) => ({
+      passed: a.passed + t.passed,
+      failed: a.failed + t.failed,
+      skipped: a.skipped + t.skipped,
+    }),
+    { passed: 0, failed: 0, skipped: 0 },
+  );
+}
+
+async function runAll(files: string[]): Promise<Tally> {
+  const { TEST_DATABASE_URL, ...sqliteEnv } = process.env;
+  const tallies = [await runPass('SQLite', sqliteEnv, files)];
+  if (TEST_DATABASE_URL) tallies.push(await runPass('PostgreSQL', process.env, files));
+  else console.log('\nTEST_DATABASE_URL is not set: the PostgreSQL pass was skipped.');
+  const sum = total(tallies);
+  console.log(
+    `\n${sum.passed} passed, ${sum.failed} failed${sum.skipped ? `, ${sum.skipped} skipped` : ''}`,
+  );
+  return sum;
+}
+
+const args = process.argv.slice(2);
+const watch = args.includes('--watch');
+const filter = args.find((a) => !a.startsWith('--'));
+const files = testFiles(new RegExp(filter ?? '.', 'i'));
+if (!files.length) {
+  console.error(`No test file under test/ matches ${filter}.`);
+  process.exit(1);
+}
+
+if (!watch) {
+  const sum = await runAll(files);
+  process.exit(sum.failed ? 1 : 0);
+}
+
+// Watch mode: a change under src/, test/ or spec/ runs the chosen files again (one run at a time).
+let running: Promise<unknown> = runAll(files);
+let timer: NodeJS.Timeout | undefined;
+for (const dir of ['src', 'test', 'spec']) {
+  fs.watch(path.join(root, dir), { recursive: true }, () => {
+    clearTimeout(timer);
+    timer = setTimeout(() => {
+      running = running.then(() => {
+        console.log('\n=== change seen: running again ===');
+        return runAll(files);
+      });
+    }, 300);
+  });
+}
+console.log('Watching src/, test/ and spec/ (Ctrl-C ends).');

@@ -39,6 +39,8 @@ import { exportHandlers } from './http/v3/handlers/exports.ts';
 import { postbackRoutes } from './http/postbacks.ts';
 import { automationHandlers } from './http/v3/handlers/automations.ts';
 import { eventStreamHandlers } from './http/v3/handlers/event-streams.ts';
+import { listen } from './http/listen.ts';
+import { landingRoute } from './http/landing.ts';
 
 export interface AppOptions {
   clock?: Clock;
@@ -146,6 +148,7 @@ export async function createApp(config: Config, options: AppOptions = {}) {
   );
   koa.use(autoLoginRoutes(services));
   koa.use(docsRoutes({ spec, legacyDir: options.legacySpecDir }));
+  koa.use(landingRoute(release));
   koa.use(oauth.routes);
 
   const server = http.createServer(koa.callback());
@@ -160,7 +163,7 @@ export async function createApp(config: Config, options: AppOptions = {}) {
     server,
     release,
     async listen(port = config.port, host = config.host): Promise<number> {
-      await new Promise<void>((resolve) => server.listen(port, host, resolve));
+      await listen(server, port, host);
       // Metrics on a listener of their own (METRICS_PORT), never on the public one.
       if (config.metricsPort !== undefined && !metricsListener)
         metricsListener = await serveMetrics(services.metrics, config.metricsPort, host);

@@ -1,5 +1,6 @@
 // The only reader of process.env. Everything else receives a frozen Config.
 import path from 'node:path';
+import { ConfigError } from './startup.ts';
 
 export interface Config {
   host: string;
@@ -35,37 +36,68 @@ export interface Config {
 function int(value: string | undefined, fallback: number, name: string): number {
   if (value === undefined || value === '') return fallback;
   const n = Number(value);
-  if (!Number.isInteger(n) || n < 0) throw new Error(`${name} must be a non-negative integer`);
+  if (!/^\d+$/.test(value.trim()) || !Number.isSafeInteger(n))
+    throw new ConfigError(name, `'${value}' is not a whole number (0 or more)`);
   return n;
 }
 
-function bool(value: string | undefined, fallback: boolean): boolean {
+const TRUE = ['1', 'true', 'yes', 'on'];
+const FALSE = ['0', 'false', 'no', 'off'];
+
+/** A yes/no variable: anything but the usual spellings is refused, never silently false. */
+function bool(value: string | undefined, fallback: boolean, name: string): boolean {
   if (value === undefined || value === '') return fallback;
-  return ['1', 'true', 'yes', 'on'].includes(value.toLowerCase());
+  const v = value.trim().toLowerCase();
+  if (TRUE.includes(v)) return true;
+  if (FALSE.includes(v)) return false;
+  throw new ConfigError(name, `'${value}' is not one of true/false, 1/0, yes/no, on/off`);
+}
+
+const LOG_LEVELS = ['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent'];
+
+function logLevel(value: string | undefined): string {
+  const level = value || 'info';
+  if (!LOG_LEVELS.includes(level))
+    throw new ConfigError('LOG_LEVEL', `'${level}' is not one of ${LOG_LEVELS.join(', ')}`);
+  return level;
+}
+
+function databaseUrl(value: string | undefined): string {
+  const url = value || 'sqlite:data/school.db';
+  if (/^(sqlite:.+|postgres(ql)?:\/\/.+)$/.test(url)) return url;
+  throw new ConfigError(
+    'DATABASE_URL',
+    `unsupported '${url.replace(/\/\/([^:@/]+):[^@/]*@/, '//$1:***@')}': use sqlite:<file> ` +
+      '(e.g. sqlite:data/school.db) or postgres://user:password@host:5432/database',
+  );
 }
 
 export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
   const host = env.HOST || '127.0.0.1';
   const port = int(env.PORT, 3000, 'PORT');
-  const databaseUrl = env.DATABASE_URL || 'sqlite:data/school.db';
-  const dataDir = sqliteDir(databaseUrl) ?? 'data';
+  const dbUrl = databaseUrl(env.DATABASE_URL);
+  const dataDir = sqliteDir(dbUrl) ?? 'data';
   return Object.freeze({
     host,
     port,
-    databaseUrl,
+    databaseUrl: dbUrl,
     databaseSchema: env.DATABASE_SCHEMA || undefined,
     publicBaseUrl: (env.PUBLIC_BASE_URL || `http://${host}:${port}`).replace(/\/$/, ''),
     filesDir: env.FILES_DIR || path.join(dataDir, 'files'),
     storageUrl: env.STORAGE_URL || undefined,
     dataDir,
-    workers: bool(env.WORKERS, true),
-    logLevel: env.LOG_LEVEL || 'info',
+    workers: bool(env.WORKERS, true, 'WORKERS'),
+    logLevel: logLevel(env.LOG_LEVEL),
     rateLimit: Object.freeze({
       source: int(env.RATE_LIMIT_SOURCE, 600, 'RATE_LIMIT_SOURCE'),
       account: int(env.RATE_LIMIT_ACCOUNT, 1200, 'RATE_LIMIT_ACCOUNT'),
       credential: int(env.RATE_LIMIT_CREDENTIAL, 600, 'RATE_LIMIT_CREDENTIAL'),
     }),
-    webhookAllowPrivateTargets: bool(env.WEBHOOK_ALLOW_PRIVATE_TARGETS, false),
+    webhookAllowPrivateTargets: bool(
+      env.WEBHOOK_ALLOW_PRIVATE_TARGETS,
+      false,
+      'WEBHOOK_ALLOW_PRIVATE_TARGETS',
+    ),
     secretsKey: env.SECRETS_KEY || undefined,
     smtpUrl: env.SMTP_URL || undefined,
     emailFrom: env.EMAIL_FROM || 'School Platform <no-reply@school.invalid>',

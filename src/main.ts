@@ -1,10 +1,13 @@
 // Entry: load config, open the database (migrations run in createApp), bootstrap an empty
 // database with a demo account, serve HTTP, run the workers in-process (unless WORKERS=false),
 // and shut down gracefully on SIGTERM/SIGINT.
+import './node-version.ts'; // first: before anything native loads
 import net from 'node:net';
-import { loadConfig } from './config.ts';
+import { loadConfig, type Config } from './config.ts';
 import { createApp } from './app.ts';
 import { bootstrapDemo } from './cli/bootstrap.ts';
+import { holdSqliteLock } from './db/process-lock.ts';
+import { startOrExit } from './startup.ts';
 
 /** A port free right now on host (the OS picks it). */
 function freePort(host: string): Promise<number> {
@@ -18,23 +21,35 @@ function freePort(host: string): Promise<number> {
   });
 }
 
-let config = loadConfig();
-// PORT=0 asks for any free port, and the public URL (OAuth issuer, auto-login links) must name the
-// real one, so the port is chosen before the app is built. Should another process take it in
-// between, listen fails loudly (EADDRINUSE).
-if (config.port === 0 && !process.env.PUBLIC_BASE_URL) {
-  config = loadConfig({ ...process.env, PORT: String(await freePort(config.host)) });
-}
-const app = await createApp(config);
-await bootstrapDemo(app.services.accounts, app.logger, config);
-const port = await app.listen();
-if (config.workers) await app.startWorkers();
+let config: Config | undefined;
+// Start-up failures (a variable that cannot work, the port taken, the database away, another
+// server on the same SQLite file) are one line on stderr and exit 2 or 1, never a stack trace.
+const { app, port } = await startOrExit(
+  'npm start',
+  () => ({ host: config?.host, port: config?.port, databaseUrl: config?.databaseUrl }),
+  async () => {
+    config = loadConfig();
+    // PORT=0 asks for any free port, and the public URL (OAuth issuer, auto-login links) must
+    // name the real one, so the port is chosen before the app is built. Should another process
+    // take it in between, listen fails (EADDRINUSE).
+    if (config.port === 0 && !process.env.PUBLIC_BASE_URL) {
+      config = loadConfig({ ...process.env, PORT: String(await freePort(config.host)) });
+    }
+    holdSqliteLock(config.databaseUrl, 'server');
+    const app = await createApp(config);
+    await bootstrapDemo(app.services.accounts, app.logger, config);
+    const port = await app.listen();
+    if (config.workers) await app.startWorkers();
+    return { app, port };
+  },
+);
 app.logger.info(
   {
-    host: config.host,
+    host: config!.host,
     port,
     release: app.release,
-    workers: config.workers,
+    docs: `${config!.publicBaseUrl}/docs`,
+    workers: config!.workers,
     ...(app.metricsPort !== undefined ? { metrics_port: app.metricsPort } : {}),
   },
   'School Platform API listening',

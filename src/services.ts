@@ -7,6 +7,7 @@ import type { Db } from './db/knex.ts';
 import { CursorCodec } from './db/cursor.ts';
 import { serverKey } from './db/server-keys.ts';
 import { loadSecretsKey } from './secrets-key.ts';
+import { verifySecretsKey } from './secrets-fingerprint.ts';
 import { AuditService } from './domain/audit/repo.ts';
 import { AccountsService } from './domain/accounts/service.ts';
 import { CredentialsService } from './domain/credentials/service.ts';
@@ -51,6 +52,8 @@ export interface ServiceDeps {
 
 export async function createServices({ config, db, clock, logger, ...deps }: ServiceDeps) {
   const secretsKey = deps.secretsKey ?? loadSecretsKey(config);
+  // Before anything is sealed with it: a process with another instance's key must not start.
+  await verifySecretsKey(db, secretsKey, clock.now().toISOString());
   const cursors = new CursorCodec(await serverKey(db, 'cursor', clock.now().toISOString()), clock);
   const jobs = await createJobEngine(db, clock, logger);
   const storageKey = await serverKey(db, 'storage', clock.now().toISOString());

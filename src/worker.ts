@@ -1,8 +1,9 @@
 // `npm run worker`: the background workers alone, no HTTP (several of them, and several
 // `npm start` instances with WORKERS=false, may share one PostgreSQL database). SIGTERM or SIGINT:
 // stop claiming, let each running job finish its current unit or release it, then exit.
+import './node-version.ts'; // first: before anything native loads
 import { systemClock } from './clock.ts';
-import { loadConfig } from './config.ts';
+import { loadConfig, type Config } from './config.ts';
 import { createDb } from './db/knex.ts';
 import { migrate } from './db/migrate.ts';
 import { closeSideConnections } from './db/reader.ts';
@@ -10,18 +11,29 @@ import { createLogger } from './log.ts';
 import { createServices } from './services.ts';
 import { startWorkers } from './tasks/index.ts';
 import { serveMetrics } from './http/metrics.ts';
+import { holdSqliteLock } from './db/process-lock.ts';
+import { startOrExit } from './startup.ts';
 
-const config = loadConfig();
-const logger = createLogger(config.logLevel);
-const db = createDb(config.databaseUrl, { schema: config.databaseSchema });
-await migrate(db);
-const services = await createServices({ config, db, clock: systemClock, logger });
-await startWorkers(services);
-// Webhook deliveries and the job queue are counted here too: a worker has its metrics listener.
-const metrics =
-  config.metricsPort === undefined
-    ? undefined
-    : await serveMetrics(services.metrics, config.metricsPort, config.host);
+let seen: Config | undefined;
+const { config, logger, db, services, metrics } = await startOrExit(
+  'npm run worker',
+  () => ({ host: seen?.host, port: seen?.metricsPort, databaseUrl: seen?.databaseUrl }),
+  async () => {
+    const config = (seen = loadConfig());
+    holdSqliteLock(config.databaseUrl, 'worker');
+    const logger = createLogger(config.logLevel);
+    const db = createDb(config.databaseUrl, { schema: config.databaseSchema });
+    await migrate(db);
+    const services = await createServices({ config, db, clock: systemClock, logger });
+    await startWorkers(services);
+    // Webhook deliveries and the job queue are counted here too: a worker has its metrics listener.
+    const metrics =
+      config.metricsPort === undefined
+        ? undefined
+        : await serveMetrics(services.metrics, config.metricsPort, config.host);
+    return { config, logger, db, services, metrics };
+  },
+);
 logger.info(
   {
     worker: services.jobs.workerId,

@@ -13,6 +13,8 @@ import { createLogger } from '../log.ts';
 import { isAppError } from '../errors.ts';
 import { errorMessage } from '../i18n/messages.ts';
 import { loadSecretsKey } from '../secrets-key.ts';
+import { SecretsKeyMismatch } from '../secrets-fingerprint.ts';
+import { describeStartupError } from '../startup.ts';
 import { parseFlags, UsageError } from './args.ts';
 import { COMMANDS, type Command } from './commands.ts';
 
@@ -104,8 +106,9 @@ export async function runAdmin(argv: string[], io: Io = processIo): Promise<numb
     // The server's key (same SECRETS_KEY, or the key file beside the SQLite database).
     secretsKey = loadSecretsKey(config);
   } catch (err) {
+    // A variable that cannot work is the operator's to fix: exit 2, as for a bad command line.
     io.stderr(errorLine('invalid_config', (err as Error).message));
-    return 1;
+    return 2;
   }
 
   let db: Db | undefined;
@@ -116,7 +119,8 @@ export async function runAdmin(argv: string[], io: Io = processIo): Promise<numb
       // The CLI may run before the server ever did: bring the schema up to date first.
       await migrate(db);
     } catch (err) {
-      io.stderr(errorLine('database_unavailable', (err as Error)?.message ?? String(err)));
+      const known = describeStartupError(err, { databaseUrl: config.databaseUrl });
+      io.stderr(errorLine('database_unavailable', known?.message ?? (err as Error)?.message));
       return 1;
     }
     services = await createServices({
@@ -130,6 +134,11 @@ export async function runAdmin(argv: string[], io: Io = processIo): Promise<numb
     io.stdout(JSON.stringify(result) + '\n');
     return 0;
   } catch (err) {
+    if (err instanceof SecretsKeyMismatch) {
+      // Nothing was sealed with the wrong key: the check runs before any service is built.
+      io.stderr(errorLine(err.code, err.message));
+      return err.exitCode;
+    }
     const e = describe(err, command, input);
     io.stderr(errorLine(e.code, e.message));
     return 1;

@@ -2,6 +2,7 @@
 // UsageError (exit 2, with the usage text); problems found in the database exit 1.
 import { parseArgs } from 'node:util';
 import type { AuthMode } from '../domain/credentials/repo.ts';
+import { unknownPermission } from '../domain/credentials/permissions.ts';
 
 export class UsageError extends Error {}
 
@@ -83,6 +84,8 @@ export function permissions(value: string | boolean | undefined): string[] {
     throw new UsageError(
       `Invalid permission ${bad.map((p) => `'${p}'`).join(', ')}: use resource.action (e.g. users.read) or '*'`,
     );
+  const unknown = list.map(unknownPermission).filter(Boolean);
+  if (unknown.length) throw new UsageError(unknown.join(' '));
   if (list.includes('*') && list.length > 1)
     throw new UsageError("'*' grants every permission: give it alone");
   if (list.length > 100) throw new UsageError('--permissions takes at most 100 permissions');

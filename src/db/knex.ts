@@ -19,7 +19,11 @@ export function isPostgresUrl(url: string): boolean {
 
 // knex prints its warnings with console.log; keep stdout for the server's own output.
 export const knexLog = {
-  warn: (m: unknown) => process.stderr.write(`knex: ${String(m)}\n`),
+  // A failed connection attempt is also thrown to whoever asked for the connection, which says it
+  // once (start-up: one line; a request: 503 and its log line); knex's copy is a stack trace.
+  warn: (m: unknown) =>
+    String(m).startsWith('Acquire connection error') ||
+    process.stderr.write(`knex: ${String(m)}\n`),
   deprecate: (m: unknown) => process.stderr.write(`knex: ${String(m)}\n`),
   debug: () => undefined,
   error: (m: unknown) => process.stderr.write(`knex: ${String(m)}\n`),

@@ -13,6 +13,7 @@ import { newRequestId } from '../domain/shared/ids.ts';
 import { newAjv } from '../http/v3/catalog.ts';
 import { forMocking, inlineRefs } from './document.ts';
 import { validationError } from './errors.ts';
+import { listen } from '../http/listen.ts';
 
 export const MOCK_BASE = '/api/v3';
 const METHODS = ['GET', 'POST', 'PUT', 'PATCH', 'DELETE'];
@@ -199,7 +200,7 @@ export async function createMock(spec: any) {
     operations: api.getOperations().length,
     release: String(spec.info?.version ?? ''),
     async listen(port: number, host = '127.0.0.1'): Promise<number> {
-      await new Promise<void>((resolve) => server.listen(port, host, resolve));
+      await listen(server, port, host);
       return (server.address() as { port: number }).port;
     },
     async close(): Promise<void> {

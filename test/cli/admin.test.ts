@@ -318,6 +318,7 @@ t('usage errors exit 2 with the usage text; nothing reaches the database', async
     ['credential', 'suspend'],
     ['admin', 'create', '--account', '1', '--email', 'nope', '--password', 'long enough'],
     ['admin', 'create', '--account', '1', '--email', 'a@b.co', '--password', 'short'],
+    ['credential', 'create', '--account', '1', '--permissions', 'users.read,users.reed'],
   ];
   const runs = await Promise.all(cases.map((args) => ctx.cli(...args)));
   for (const [i, run] of runs.entries()) {
@@ -326,6 +327,10 @@ t('usage errors exit 2 with the usage text; nothing reaches the database', async
   }
   assert.match(runs[10]!.json.error.message, /resource\.action/);
   assert.match(runs[14]!.json.error.message, /autonomous, both, human_required/);
+  assert.is(
+    runs[18]!.json.error.message,
+    'Not a permission of the contract: users.reed. Did you mean users.read?',
+  );
   const accounts = await ctx.b.app.db('accounts').count({ n: '*' });
   assert.is(Number(accounts[0]!.n), 3, 'the test account, CLI school and its sandbox only');
 });
@@ -356,12 +361,26 @@ t('--help prints the usage on stdout and exits 0', async (ctx) => {
   assert.not.match(one.stdout, /legacy-key/);
 });
 
-t('an unusable DATABASE_URL exits 1 with database_unavailable', async () => {
-  failed(
-    await admin('mysql://localhost/school', ['account', 'create', '--name', 'X']),
-    1,
-    'database_unavailable',
+t('an unsupported DATABASE_URL exits 2 with invalid_config naming the variable', async () => {
+  const r = await admin('mysql://localhost/school', ['account', 'create', '--name', 'X']);
+  failed(r, 2, 'invalid_config');
+  assert.match(r.stderr, /DATABASE_URL: unsupported 'mysql:\/\/localhost\/school'/);
+});
+
+t('an unreachable database exits 1 with database_unavailable, in one sentence', async () => {
+  // Port 1 on loopback: nothing listens there, the connection is refused at once.
+  const r = await admin('postgres://school:secret@127.0.0.1:1/school', [
+    'account',
+    'create',
+    '--name',
+    'X',
+  ]);
+  failed(r, 1, 'database_unavailable');
+  assert.match(
+    r.stderr,
+    /cannot reach the database at postgres:\/\/school:\*\*\*@127\.0\.0\.1:1\/school \(ECONNREFUSED\)/,
   );
+  assert.not.match(r.stderr, /secret/);
 });
 
 t.run();

@@ -7,6 +7,7 @@ import crypto from 'node:crypto';
 import { newSigningSecret, signedHeaders } from '../../domain/webhooks/signature.ts';
 import type { Io } from './io.ts';
 import { SseParser, type SseEvent } from './sse.ts';
+import { unreachableMessage } from './reach.ts';
 
 export interface ListenOptions {
   baseUrl: string;
@@ -65,7 +66,7 @@ export async function listen(o: ListenOptions): Promise<number> {
     return 0;
   } catch (err) {
     if (err instanceof Stop || o.signal?.aborted) return 0;
-    o.io.err(`error: ${why(err)}`);
+    o.io.err(`error: ${unreachableMessage(err, o.baseUrl) ?? why(err)}`);
     return 1;
   }
 }

@@ -6,6 +6,7 @@ import type { AddressInfo } from 'node:net';
 import * as oauth from 'oauth4webapi';
 import { CLIENT, CliError, type Server } from './oauth-client.ts';
 import type { TokenStore } from './store.ts';
+import { listen } from '../../http/listen.ts';
 
 const WAIT_MS = 5 * 60_000;
 
@@ -21,7 +22,7 @@ export async function login({ server, store, openBrowser, print }: LoginOptions)
   const verifier = oauth.generateRandomCodeVerifier();
   const state = oauth.generateRandomState();
   const listener = http.createServer();
-  await new Promise<void>((resolve) => listener.listen(0, '127.0.0.1', resolve));
+  await listen(listener, 0, '127.0.0.1');
   try {
     const redirectUri = `http://127.0.0.1:${(listener.address() as AddressInfo).port}/callback`;
     const url = new URL(as.authorization_endpoint!);

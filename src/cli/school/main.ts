@@ -9,6 +9,7 @@ import { TokenStore, configDir } from './store.ts';
 import { watch } from './watch.ts';
 import { createClient } from '../../client/index.ts';
 import { listen } from './listen.ts';
+import { unreachableMessage } from './reach.ts';
 import type { Io } from './io.ts';
 
 const USAGE = `Usage: npm run school -- <command> [options]
@@ -167,7 +168,7 @@ export async function main(argv: string[], io: Io = defaultIo): Promise<number> 
         return 2;
     }
   } catch (err) {
-    io.err(`error: ${describe(err)}`);
+    io.err(`error: ${unreachableMessage(err, baseUrl) ?? describe(err)}`);
     return 1;
   }
 }

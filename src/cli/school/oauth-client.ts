@@ -2,6 +2,7 @@
 import * as oauth from 'oauth4webapi';
 import { decodeJwt } from 'jose';
 import type { StoredTokens, TokenStore } from './store.ts';
+import { unreachableMessage } from './reach.ts';
 
 export const CLIENT: oauth.Client = { client_id: 'service-cli' };
 const CLIENT_AUTH = oauth.None();
@@ -29,7 +30,10 @@ export class Server {
     try {
       res = await oauth.discoveryRequest(issuer, { ...this.options, algorithm: 'oauth2' });
     } catch (err) {
-      throw new CliError(`cannot reach ${this.baseUrl}: ${(err as Error).message}`);
+      throw new CliError(
+        unreachableMessage(err, this.baseUrl) ??
+          `cannot read ${this.baseUrl}'s OAuth metadata: ${(err as Error).message}`,
+      );
     }
     this.metadata = await oauth.processDiscoveryResponse(issuer, res);
     return this.metadata;

@@ -17,6 +17,7 @@ import {
   type CredentialStatus,
 } from './repo.ts';
 import { hashSecret, newSecret, SECRET_PATTERN } from './secrets.ts';
+import { assertKnownPermissions } from './permissions.ts';
 
 export interface CreateCredentialInput {
   name: string;
@@ -180,6 +181,7 @@ export class CredentialsService {
     input: CreateCredentialInput,
     opts: { tx?: Tx } = {},
   ): Promise<{ credential: Credential; secret: string }> {
+    assertKnownPermissions(input.permissions);
     this.assertDelegable(auth.credential, input.permissions);
     const now = this.clock.now().toISOString();
     const expiresAt = this.childExpiry(auth.credential, input.expires_at, now);
@@ -210,6 +212,7 @@ export class CredentialsService {
   ): Promise<Credential> {
     const tx = opts.tx ?? this.db;
     const c = await this.manageable(auth, id, tx);
+    if (input.permissions) assertKnownPermissions(input.permissions);
     if (c.status === 'revoked') throw new AppError('credential_revoked', { status: 422 });
     assertRevision(ifMatch, c.revision);
     if (input.permissions) this.assertDelegable(auth.credential, input.permissions);

@@ -1,0 +1,61 @@
+// Mutation testing of the modules whose guarantees matter most (npm run test:mutation; not part of
+// CI). One module per Stryker run, picked by MUTATION_MODULE (scripts/mutation.ts sets it): each
+// runs only the uvu suites that cover it, with the command runner (uvu has no Stryker plugin), on
+// SQLite and, for code that branches on the engine, on PostgreSQL too (TEST_DATABASE_URL).
+// Survivors that no test can kill are listed, each with why, in mutation/equivalents.md.
+
+/** @type {Record<string, { mutate: string[]; tests: string; postgres: boolean }>} */
+export const modules = {
+  // The lock is in memory on SQLite and a row with a lease on PostgreSQL: both engines.
+  idempotency: {
+    mutate: ['src/domain/idempotency/service.ts'],
+    tests: 'v3/idempotency(-repeats)?\\.test\\.ts$',
+    postgres: true,
+  },
+  // The runner's and the service's code is the same on both engines (the SQL is in repo.ts).
+  operations: {
+    mutate: ['src/domain/operations/runner.ts', 'src/domain/operations/service.ts'],
+    tests: 'v3/operations(-leases)?\\.test\\.ts$',
+    postgres: false,
+  },
+  webhooks: {
+    mutate: ['src/domain/webhooks/targets.ts', 'src/domain/webhooks/signature.ts'],
+    tests: 'unit/webhook-(targets|signing|target-urls)\\.test\\.ts$',
+    postgres: false,
+  },
+  input: {
+    mutate: ['src/http/v3/stages/input.ts'],
+    tests: 'v3/(body|input-stage)\\.test\\.ts$',
+    postgres: false,
+  },
+};
+
+const name = process.env.MUTATION_MODULE ?? 'idempotency';
+const mod = modules[name];
+if (!mod) throw new Error(`MUTATION_MODULE: one of ${Object.keys(modules).join(', ')}`);
+const pgUrl = process.env.TEST_DATABASE_URL;
+// MUTATION_TESTS: another pattern of suites, for a quicker partial look (its scores are not comparable).
+const tests = process.env.MUTATION_TESTS ?? mod.tests;
+const uvu = `node --import tsx mutation/uvu.ts '${tests}'`;
+const passes = [`env -u TEST_DATABASE_URL ${uvu}`];
+if (mod.postgres && pgUrl && process.env.MUTATION_ENGINES !== 'sqlite')
+  passes.push(`TEST_DATABASE_URL='${pgUrl}' ${uvu}`);
+
+export default {
+  testRunner: 'command',
+  commandRunner: { command: passes.join(' && ') },
+  coverageAnalysis: 'off',
+  mutate: mod.mutate,
+  // The machine's cores are shared; one mutant at a time keeps the suites' timing honest.
+  concurrency: 1,
+  timeoutMS: 30_000,
+  reporters: ['clear-text', 'progress', 'json'],
+  clearTextReporter: { allowColor: false, logTests: false, reportScoreTable: true },
+  // MUTATION_PART names the report of a run limited with --mutate file:lines (a slow module in parts).
+  jsonReporter: { fileName: `reports/mutation/${process.env.MUTATION_PART ?? name}.json` },
+  tempDirName: '.stryker-tmp',
+  // Stryker links a node_modules directory, not a node_modules that is itself a link (a git
+  // worktree's); the docs read files under <root>/node_modules, so the sandbox needs one.
+  buildCommand: 'ln -sfn ../../node_modules node_modules',
+  ignorePatterns: ['data', 'bench', 'docs', 'reports', '.bench', '.ci', 'spec/releases'],
+};

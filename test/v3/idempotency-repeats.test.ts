@@ -1,0 +1,194 @@
+// Idempotency keys past the second request: every repeat replays, the hash's canonical form,
+// lock rows left by dead runs, and the exact edges of the 48 h memory and of the 60 s lease.
+// The clock is frozen here (it moves only when a test advances it), so the edges are exact.
+import { suite } from 'uvu';
+import * as assert from 'uvu/assert';
+import { HOUR, TestClock } from '../../src/clock.ts';
+import { idempotencyRepo } from '../../src/domain/idempotency/repo.ts';
+import { requestHash } from '../../src/domain/idempotency/service.ts';
+import { boot, newKey, type Booted } from '../helpers/app.ts';
+
+const pg = Boolean(process.env.TEST_DATABASE_URL);
+
+class FrozenClock extends TestClock {
+  private at = Date.now();
+  override now(): Date {
+    return new Date(this.at);
+  }
+  override advance(ms: number): void {
+    this.at += ms;
+  }
+}
+
+const t = suite<{ b: Booted }>('idempotency repeats');
+t.before(async (ctx) => {
+  ctx.b = await boot({ clock: new FrozenClock() });
+});
+t.after(async (ctx) => ctx.b.close());
+
+const newUser = (b: Booted, key: string, body: object) =>
+  b.api('POST', '/api/v3/users', { key, body });
+
+async function newTarget(b: Booted): Promise<string> {
+  const { id } = await b.app.services.accounts.createRootCredential({
+    accountId: b.accountId,
+    permissions: ['users.read'],
+  });
+  return String(id);
+}
+
+/** A lock row as a request of another process leaves it: no effects, only the lock. */
+const leaveLock = (b: Booted, key: string, path: string, owner: string, at: Date) =>
+  idempotencyRepo.tryLock(b.app.db, {
+    credentialId: b.credentialId,
+    key,
+    hash: requestHash('POST', path, undefined),
+    owner,
+    now: at.toISOString(),
+  });
+
+t('five identical requests: one creation, then four replays', async ({ b }) => {
+  const key = newKey();
+  const body = { name: 'Five Times', email: 'five@example.com' };
+  const first = await newUser(b, key, body);
+  assert.is(first.status, 201);
+  for (let i = 0; i < 4; i++) {
+    const again = await newUser(b, key, body);
+    assert.is(again.status, 201, `repeat ${i + 2}: ${again.text}`);
+    assert.is(again.headers.get('idempotent-replayed'), 'true');
+    assert.equal(again.body.data, first.body.data);
+  }
+  const users = await b.api('GET', '/api/v3/users?email=five@example.com');
+  assert.is(users.body.data.length, 1);
+});
+
+t('a recorded rejection replays on every repeat', async ({ b }) => {
+  const key = newKey();
+  for (let i = 0; i < 4; i++) {
+    const res = await b.api('POST', '/api/v3/credentials/999999/revocations', { key });
+    assert.is(res.status, 404, `request ${i + 1}`);
+    assert.is(res.body.error.code, 'not_found');
+    assert.is(res.headers.get('idempotent-replayed'), i === 0 ? null : 'true');
+  }
+});
+
+t('validation errors, repeated, never hold the key', async ({ b }) => {
+  const key = newKey();
+  for (let i = 0; i < 3; i++) {
+    const bad = await newUser(b, key, { name: 'No Email' });
+    assert.is(bad.status, 422, `bad ${i + 1}`);
+    assert.is(bad.body.error.code, 'validation_failed');
+  }
+  const body = { name: 'Late', email: 'late@example.com' };
+  assert.is((await newUser(b, key, body)).status, 201);
+  for (let i = 0; i < 3; i++)
+    assert.is((await newUser(b, key, body)).headers.get('idempotent-replayed'), 'true');
+});
+
+t('after result_uncertain the retry runs once, then every repeat replays', async ({ b }) => {
+  const id = await newTarget(b);
+  const key = newKey();
+  const path = `/api/v3/credentials/${id}/revocations`;
+  await leaveLock(b, key, path, 'a-process-that-died', new Date(b.clock.now().getTime() - HOUR));
+  const uncertain = await b.api('POST', path, { key });
+  assert.is(uncertain.body.error.code, 'result_uncertain');
+  const retried = await b.api('POST', path, { key });
+  assert.is(retried.status, 200);
+  assert.is(retried.headers.get('idempotent-replayed'), null);
+  for (let i = 0; i < 4; i++) {
+    const again = await b.api('POST', path, { key });
+    assert.is(again.status, 200, `repeat ${i + 1}: ${again.text}`);
+    assert.is(again.headers.get('idempotent-replayed'), 'true');
+    assert.equal(again.body.data, retried.body.data);
+  }
+});
+
+t('the request hash ignores the order of keys, not the order of items', async ({ b }) => {
+  const key = newKey();
+  const first = await newUser(b, key, { name: 'Order', email: 'order@example.com' });
+  assert.is(first.status, 201);
+  const reordered = await newUser(b, key, { email: 'order@example.com', name: 'Order' });
+  assert.is(reordered.status, 201);
+  assert.is(reordered.headers.get('idempotent-replayed'), 'true');
+
+  const arrayKey = newKey();
+  const perms = ['users.read', 'users.write'];
+  const created = await b.api('POST', '/api/v3/credentials', {
+    key: arrayKey,
+    body: { name: 'arrays', permissions: perms },
+  });
+  assert.is(created.status, 201);
+  const swapped = await b.api('POST', '/api/v3/credentials', {
+    key: arrayKey,
+    body: { name: 'arrays', permissions: [...perms].reverse() },
+  });
+  assert.is(swapped.status, 422);
+  assert.is(swapped.body.error.code, 'idempotency_key_reused');
+  // Nested objects too, and an array is not the object with its indexes as keys.
+  assert.is(
+    requestHash('POST', '/p', { a: { x: 1, y: [1, 2] } }),
+    requestHash('POST', '/p', { a: { y: [1, 2], x: 1 } }),
+  );
+  assert.is.not(requestHash('POST', '/p', [1, 2]), requestHash('POST', '/p', { 0: 1, 1: 2 }));
+  assert.is.not(requestHash('POST', '/p', {}), requestHash('POST', '/q', {}));
+  assert.is.not(requestHash('POST', '/p', {}), requestHash('PATCH', '/p', {}));
+});
+
+t(
+  'a lock row of another process: dead at once on SQLite, after its lease on PostgreSQL',
+  async ({ b }) => {
+    const id = await newTarget(b);
+    const key = newKey();
+    const path = `/api/v3/credentials/${id}/revocations`;
+    await leaveLock(b, key, path, 'another-boot:1', b.clock.now());
+    const first = await b.api('POST', path, { key });
+    assert.is(first.status, 409);
+    if (pg) {
+      // Another instance may still be running it: in progress for the whole 60 s lease.
+      assert.is(first.body.error.code, 'idempotency_in_progress');
+      b.clock.advance(60_000);
+      assert.is((await b.api('POST', path, { key })).body.error.code, 'idempotency_in_progress');
+      b.clock.advance(1);
+    }
+    // SQLite: one process owns the database, and this one does not hold the lock: it is dead.
+    const uncertain = pg ? await b.api('POST', path, { key }) : first;
+    assert.is(uncertain.body.error.code, 'result_uncertain');
+    const retried = await b.api('POST', path, { key });
+    assert.is(retried.status, 200);
+    assert.is(retried.body.data.status, 'revoked');
+  },
+);
+
+t('a key is remembered for exactly 48 hours', async ({ b }) => {
+  const key = newKey();
+  const create = (name: string) =>
+    newUser(b, key, { name, email: `${name.toLowerCase()}@example.com` });
+  assert.is((await create('Before')).status, 201);
+  b.clock.advance(48 * HOUR - 1);
+  const within = await create('After');
+  assert.is(within.status, 422);
+  assert.is(within.body.error.code, 'idempotency_key_reused');
+  const replay = await create('Before');
+  assert.is(replay.headers.get('idempotent-replayed'), 'true');
+  b.clock.advance(1);
+  const after = await create('After');
+  assert.is(after.status, 201);
+  assert.is(after.headers.get('idempotent-replayed'), null);
+  assert.is(after.body.data.name, 'After');
+});
+
+t('the sweep deletes the records older than 48 hours and keeps the rest', async ({ b }) => {
+  const rows = () => b.app.db('idempotency_keys').where('credential_id', b.credentialId);
+  const old = newKey();
+  assert.is((await newUser(b, old, { name: 'Old', email: 'old@example.com' })).status, 201);
+  b.clock.advance(1);
+  const young = newKey();
+  assert.is((await newUser(b, young, { name: 'Young', email: 'young@example.com' })).status, 201);
+  b.clock.advance(48 * HOUR);
+  await b.app.services.idempotency.purgeExpired();
+  const left = (await rows().select('key')).map((r: any) => r.key);
+  assert.not.ok(left.includes(old), 'the record 48 h + 1 ms old is gone');
+  assert.ok(left.includes(young), 'the record of exactly 48 h is left to the next sweep');
+});
+
+t.run();

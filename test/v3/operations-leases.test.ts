@@ -1,0 +1,186 @@
+// Operation guarantees the other suites leave open: the lease (taken over when expired, refused
+// while held, a chunk rolled back when its renewal finds the lease gone), `error` on
+// partially_succeeded, and the 100-detail cap of batch rejections. No workers run here: the
+// runner is called directly (as a worker would) with a frozen clock, so lease edges are exact.
+import { suite } from 'uvu';
+import * as assert from 'uvu/assert';
+import { TestClock } from '../../src/clock.ts';
+import { LEASE_MS } from '../../src/domain/operations/runner.ts';
+import { boot, type Booted } from '../helpers/app.ts';
+import { allItems, submit, testType } from '../helpers/operations.ts';
+
+class FrozenClock extends TestClock {
+  private at = Date.now();
+  override now(): Date {
+    return new Date(this.at);
+  }
+  override advance(ms: number): void {
+    this.at += ms;
+  }
+}
+
+const t = suite<{ b: Booted }>('operation leases');
+t.before(async (ctx) => {
+  ctx.b = await boot({ clock: new FrozenClock() });
+});
+t.after(async (ctx) => ctx.b.close());
+
+/** Runs the operation's current attempt as a worker of another host would. */
+const run = (b: Booted, id: string) =>
+  b.app.services.operationRunner.run(Number(id), {
+    jobId: 'test',
+    attempt: 1,
+    workerId: 'test-host/1/runner',
+    signal: new AbortController().signal,
+  });
+
+const op = async (b: Booted, id: string) =>
+  (await b.api('GET', `/api/v3/operations/${id}`)).body.data;
+
+const items = (n: number, payload: (i: number) => object = (i) => ({ id: `p${i}` })) =>
+  Array.from({ length: n }, (_, i) => ({ key: `k${i}`, payload: payload(i) }));
+
+/** A queued operation whose lease is held by a live worker of another host until `until`. */
+async function leased(b: Booted, type: string, until: Date) {
+  const res = await submit(b, type, items(3));
+  assert.is(res.status, 202);
+  await b.app
+    .db('operations')
+    .where({ id: Number(res.body.data.id) })
+    .update({
+      status: 'running',
+      lease_owner: 'elsewhere/1/alive',
+      lease_expires_at: until.toISOString(),
+    });
+  return res.body.data.id as string;
+}
+
+t('a second attempt of a leased operation does nothing, to the last millisecond', async ({ b }) => {
+  const { calls } = testType(b, 'test.held');
+  const id = await leased(b, 'test.held', b.clock.now());
+  await run(b, id);
+  const held = await op(b, id);
+  assert.is(held.status, 'running');
+  assert.equal(held.progress, { total: 3, done: 0, failed: 0 });
+  assert.is(calls.size, 0);
+  const row = await b.app
+    .db('operations')
+    .where({ id: Number(id) })
+    .first();
+  assert.is(row.lease_owner, 'elsewhere/1/alive');
+});
+
+t('a lease already expired is taken over and the operation finishes', async ({ b }) => {
+  const { calls } = testType(b, 'test.expired');
+  const id = await leased(b, 'test.expired', new Date(b.clock.now().getTime() - 1));
+  await run(b, id);
+  const done = await op(b, id);
+  assert.is(done.status, 'succeeded');
+  assert.equal(done.progress, { total: 3, done: 3, failed: 0 });
+  assert.is(calls.size, 3);
+  const row = await b.app
+    .db('operations')
+    .where({ id: Number(id) })
+    .first();
+  assert.is(row.lease_owner, null);
+});
+
+t('a chunk whose lease renewal fails rolls back, effects and all', async ({ b }) => {
+  // The second item takes the lease away inside the chunk's transaction: what another attempt
+  // does when this one's lease ran out while it worked. That write is the chunk's effect here.
+  const calls: string[] = [];
+  b.app.services.operations.types['test.stolen'] = {
+    permission: 'users.write',
+    maxItems: 10,
+    async apply(tx, _account, payload, { operationId }) {
+      calls.push(payload.id);
+      if (payload.id === 'p1')
+        await tx('operations').where({ id: operationId }).update({ lease_owner: 'thief/1/x' });
+      return { id: payload.id };
+    },
+  };
+  const res = await submit(b, 'test.stolen', items(3));
+  const id = res.body.data.id;
+  await run(b, id);
+  assert.equal(calls, ['p0', 'p1', 'p2']);
+  const after = await op(b, id);
+  assert.equal(after.progress, { total: 3, done: 0, failed: 0 });
+  assert.equal(
+    (await allItems(b, id)).map((i) => i.status),
+    ['pending', 'pending', 'pending'],
+  );
+  const row = await b.app
+    .db('operations')
+    .where({ id: Number(id) })
+    .first();
+  assert.is.not(row.lease_owner, 'thief/1/x');
+});
+
+t('partially_succeeded carries no error; failed says why', async ({ b }) => {
+  testType(b, 'test.mixed');
+  const mixed = await submit(b, 'test.mixed', [
+    { key: 'ok', payload: { id: 'm1' } },
+    { key: 'no', payload: { id: 'm2', fail: 'app' } },
+  ]);
+  await run(b, mixed.body.data.id);
+  const partial = await op(b, mixed.body.data.id);
+  assert.is(partial.status, 'partially_succeeded');
+  assert.equal(partial.progress, { total: 2, done: 1, failed: 1 });
+  assert.is(partial.error, null);
+  const allFail = await submit(b, 'test.mixed', [
+    { key: 'no', payload: { id: 'm3', fail: 'app' } },
+  ]);
+  await run(b, allFail.body.data.id);
+  const failed = await op(b, allFail.body.data.id);
+  assert.is(failed.status, 'failed');
+  assert.is(failed.error.code, 'domain_rule_violation');
+});
+
+t('the lease runs 30 s from the claim and from each chunk', async ({ b }) => {
+  // Each item reads the lease its attempt holds; the 26th (second chunk) after a 5 s jump.
+  const seen: [string, string][] = [];
+  b.app.services.operations.types['test.lease'] = {
+    permission: 'users.write',
+    maxItems: 100,
+    async apply(tx, _account, payload, { operationId }) {
+      const row = await tx('operations').where({ id: operationId }).first();
+      seen.push([payload.id, row.lease_expires_at]);
+      if (payload.id === 'p24') b.clock.advance(5_000);
+      return { id: payload.id };
+    },
+  };
+  const res = await submit(b, 'test.lease', items(26));
+  const start = b.clock.now().getTime();
+  await run(b, res.body.data.id);
+  assert.is(seen.length, 26);
+  assert.is(seen[0]![1], new Date(start + LEASE_MS).toISOString());
+  assert.is(seen[25]![1], new Date(start + 5_000 + LEASE_MS).toISOString());
+  assert.is(LEASE_MS, 30_000);
+  assert.is((await op(b, res.body.data.id)).status, 'succeeded');
+});
+
+t('rejections list at most 100 details', async ({ b }) => {
+  const dup = await submit(
+    b,
+    'users.upsert',
+    Array.from({ length: 150 }, (_, i) => ({
+      key: 'same',
+      payload: { email: `d${i}@example.com`, name: 'D' },
+    })),
+  );
+  assert.is(dup.status, 422);
+  assert.is(dup.body.error.code, 'duplicate_item_key');
+  assert.is(dup.body.error.details.length, 100);
+  assert.is(dup.body.error.details[99].field, 'items.100.key');
+  const invalid = await submit(
+    b,
+    'users.upsert',
+    Array.from({ length: 150 }, (_, i) => ({ key: `i${i}`, payload: { name: 'No email' } })),
+  );
+  assert.is(invalid.status, 422);
+  assert.is(invalid.body.error.code, 'item_invalid');
+  assert.is(invalid.body.error.details.length, 100);
+  assert.is(invalid.body.error.details[99].field, 'items.99.payload.email');
+});
+
+t.run();
