@@ -1570,6 +1570,171 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/uploads": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Create an upload
+         * @description Starts an S3-style multipart upload. Declare the file: `purpose`, `filename`,
+         *     `content_type`, `size` (bytes) and `sha256` (hex). Limits per purpose: `import` is
+         *     `text/csv`, at most 512 MiB; `attachment` is any type, at most 5 GiB; `export` files are
+         *     written by the server only (422 `validation_failed`, reason `server_only`). The file is
+         *     cut in parts of `part_size` bytes (default 8 MiB, grown so that at most 10,000 parts hold
+         *     the file; between 5 MiB and 5 GiB), the last one shorter. The answer carries signed URLs
+         *     for the first 100 parts (`part_urls`); each takes the part's bytes with `PUT` and answers
+         *     an `ETag` header to keep for the completion. URLs expire after an hour (ask for fresh
+         *     ones with POST /uploads/{upload_id}/parts); an upload not completed within 24 hours
+         *     expires and its parts are deleted.
+         */
+        post: operations["createUpload"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/uploads/{upload_id}": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description Identifier of an upload. */
+                upload_id: components["parameters"]["UploadId"];
+            };
+            cookie?: never;
+        };
+        /**
+         * Retrieve an upload
+         * @description An unfinished upload past its 24 hours reads `expired`.
+         */
+        get: operations["getUpload"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        /**
+         * Cancel an upload
+         * @description `status: canceled` cancels a `pending` upload and deletes its parts; canceling a canceled
+         *     upload changes nothing. Any other state is 422 `invalid_transition`.
+         */
+        patch: operations["cancelUpload"];
+        trace?: never;
+    };
+    "/uploads/{upload_id}/completions": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description Identifier of an upload. */
+                upload_id: components["parameters"]["UploadId"];
+            };
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Complete an upload
+         * @description Names every part, 1 to `parts_count` in order, with the `ETag` its PUT answered and its
+         *     SHA-256. The parts are joined and read once: each part's size and SHA-256, the file's
+         *     size and SHA-256 and its type (the bytes are sniffed; `text/csv` must be valid UTF-8
+         *     and not a recognised binary format) must match what was declared. A part missing or with
+         *     another ETag is 422 `upload_integrity_mismatch` and the upload stays `pending` (send the
+         *     part again); any other mismatch is 422 `upload_integrity_mismatch`, the upload becomes
+         *     `failed` and no file is created. Success creates the file (`file_id`); completing a
+         *     completed upload answers it again. A store that fails answers 503
+         *     `storage_unavailable` and the upload stays `pending`.
+         */
+        post: operations["completeUpload"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/uploads/{upload_id}/parts": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description Identifier of an upload. */
+                upload_id: components["parameters"]["UploadId"];
+            };
+            cookie?: never;
+        };
+        /**
+         * List upload parts
+         * @description The parts the store holds so far, by number, with their size and ETag (empty once the
+         *     upload is no longer `pending`). A client resuming an interrupted upload sends only the
+         *     others.
+         */
+        get: operations["listUploadParts"];
+        put?: never;
+        /**
+         * Create upload part URLs
+         * @description Fresh signed URLs (valid one hour) for the given parts of a `pending` upload.
+         */
+        post: operations["createUploadPartUrls"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/files/{file_id}": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description Identifier of a file. */
+                file_id: components["parameters"]["FileId"];
+            };
+            cookie?: never;
+        };
+        /**
+         * Retrieve a file
+         * @description What a file is; its bytes come through a download link.
+         */
+        get: operations["getFile"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/files/{file_id}/download-links": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description Identifier of a file. */
+                file_id: components["parameters"]["FileId"];
+            };
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Create a download link
+         * @description A signed URL, valid one hour, that serves the file's bytes with its `Content-Type` and a
+         *     `Content-Disposition` naming it, to anyone holding it (no credential). It honours
+         *     `Range` (206, or 416 for a range outside the file).
+         */
+        post: operations["createFileDownloadLink"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/imports": {
         parameters: {
             query?: never;
@@ -4089,6 +4254,114 @@ export interface components {
             /** @description When the previous secret stops signing. */
             previous_secret_expires_at: components["schemas"]["Timestamp"];
         };
+        /** @description A SHA-256 digest, 64 hexadecimal digits. */
+        Sha256: string;
+        /**
+         * @description What the file is for: `import` (a CSV for POST /imports), `export` (written by the server), `attachment` (any file).
+         * @enum {string}
+         */
+        FilePurpose: "import" | "export" | "attachment";
+        /**
+         * @example {
+         *       "purpose": "import",
+         *       "filename": "students.csv",
+         *       "content_type": "text/csv",
+         *       "size": 1048576,
+         *       "sha256": "9f86d081884c7d659a2feaa0c55ad015a3bf4f1b2b0b822cd15d6c15b0f00a08"
+         *     }
+         */
+        UploadCreate: {
+            purpose: components["schemas"]["FilePurpose"];
+            /** @description The file's name, without any folder. */
+            filename: string;
+            /** @description The media type of the bytes (`text/csv` for imports). */
+            content_type: string;
+            /** @description Bytes of the whole file. */
+            size: number;
+            sha256: components["schemas"]["Sha256"];
+            /** @description Bytes of each part but the last; default 8 MiB, grown to keep within 10,000 parts. */
+            part_size?: number;
+        };
+        UploadCancel: {
+            /** @constant */
+            status: "canceled";
+        };
+        UploadCompletion: {
+            parts: {
+                number: number;
+                /** @description The `ETag` header the part's PUT answered (quotes optional). */
+                etag: string;
+                sha256: components["schemas"]["Sha256"];
+            }[];
+        };
+        UploadPartUrlsCreate: {
+            part_numbers: number[];
+        };
+        Upload: {
+            /** @constant */
+            object: "upload";
+            id: components["schemas"]["Id"];
+            purpose: components["schemas"]["FilePurpose"];
+            filename: string;
+            content_type: string;
+            size: number;
+            sha256: components["schemas"]["Sha256"];
+            part_size: number;
+            parts_count: number;
+            /**
+             * @description `pending` takes parts; `completing` while a completion checks the bytes; then `completed` (see `file_id`), `failed` (see `failure_reason`), `canceled` or `expired`.
+             * @enum {string}
+             */
+            status: "pending" | "completing" | "completed" | "failed" | "canceled" | "expired";
+            /** @description The file a completed upload created. */
+            file_id: string | null;
+            /** @description Why completion failed (`sha256_mismatch`, `part_sha256_mismatch`, `size_mismatch`, `type_mismatch`, `invalid_utf8`). */
+            failure_reason: string | null;
+            /** @description When an unfinished upload expires (24 hours after creation). */
+            expires_at: components["schemas"]["Timestamp"];
+            created_at: components["schemas"]["Timestamp"];
+            updated_at: components["schemas"]["Timestamp"];
+        };
+        UploadResponse: {
+            data: components["schemas"]["Upload"];
+        };
+        UploadPartUrl: {
+            /** @constant */
+            object: "upload_part_url";
+            number: number;
+            /** @description Bytes this part must have. */
+            size: number;
+            /** @constant */
+            method: "PUT";
+            /** Format: uri */
+            url: string;
+            expires_at: components["schemas"]["Timestamp"];
+        };
+        UploadPart: {
+            /** @constant */
+            object: "upload_part";
+            number: number;
+            size: number;
+            etag: string;
+        };
+        File: {
+            /** @constant */
+            object: "file";
+            id: components["schemas"]["Id"];
+            purpose: components["schemas"]["FilePurpose"];
+            filename: string;
+            content_type: string;
+            size: number;
+            sha256: components["schemas"]["Sha256"];
+            created_at: components["schemas"]["Timestamp"];
+        };
+        DownloadLink: {
+            /** @constant */
+            object: "download_link";
+            /** Format: uri */
+            url: string;
+            expires_at: components["schemas"]["Timestamp"];
+        };
         /**
          * @description `pending`: created, or changed since its last analysis. `analyzing`: an analysis runs.
          *     `analyzed`: rows counted, ready to process. `processing`: an attempt runs. `processed`:
@@ -4388,6 +4661,10 @@ export interface components {
         UserId: components["schemas"]["Id"];
         /** @description Identifier of a tag. */
         TagId: components["schemas"]["Id"];
+        /** @description Identifier of an upload. */
+        UploadId: components["schemas"]["Id"];
+        /** @description Identifier of a file. */
+        FileId: components["schemas"]["Id"];
         /** @description The import's id. */
         ImportId: components["schemas"]["Id"];
         /** @description The export's id. */
@@ -7530,6 +7807,266 @@ export interface operations {
             404: components["responses"]["NotFound"];
             409: components["responses"]["Conflict"];
             422: components["responses"]["Unprocessable"];
+            default: components["responses"]["Error"];
+        };
+    };
+    createUpload: {
+        parameters: {
+            query?: never;
+            header: {
+                /** @description Unique key of this request, remembered 48 hours per credential. */
+                "Idempotency-Key": components["parameters"]["IdempotencyKey"];
+            };
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["UploadCreate"];
+            };
+        };
+        responses: {
+            /** @description The upload, with URLs for its first parts. */
+            201: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        data: components["schemas"]["Upload"];
+                        part_urls: components["schemas"]["UploadPartUrl"][];
+                    };
+                };
+            };
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            422: components["responses"]["Unprocessable"];
+            default: components["responses"]["Error"];
+        };
+    };
+    getUpload: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description Identifier of an upload. */
+                upload_id: components["parameters"]["UploadId"];
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The upload. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["UploadResponse"];
+                };
+            };
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            404: components["responses"]["NotFound"];
+            default: components["responses"]["Error"];
+        };
+    };
+    cancelUpload: {
+        parameters: {
+            query?: never;
+            header?: {
+                /** @description Unique key of this request, remembered 48 hours per credential. */
+                "Idempotency-Key"?: components["parameters"]["IdempotencyKeyOptional"];
+            };
+            path: {
+                /** @description Identifier of an upload. */
+                upload_id: components["parameters"]["UploadId"];
+            };
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["UploadCancel"];
+            };
+        };
+        responses: {
+            /** @description The canceled upload. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["UploadResponse"];
+                };
+            };
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            404: components["responses"]["NotFound"];
+            409: components["responses"]["Conflict"];
+            422: components["responses"]["Unprocessable"];
+            default: components["responses"]["Error"];
+        };
+    };
+    completeUpload: {
+        parameters: {
+            query?: never;
+            header: {
+                /** @description Unique key of this request, remembered 48 hours per credential. */
+                "Idempotency-Key": components["parameters"]["IdempotencyKey"];
+            };
+            path: {
+                /** @description Identifier of an upload. */
+                upload_id: components["parameters"]["UploadId"];
+            };
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["UploadCompletion"];
+            };
+        };
+        responses: {
+            /** @description The completed upload, with its `file_id`. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["UploadResponse"];
+                };
+            };
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            404: components["responses"]["NotFound"];
+            409: components["responses"]["Conflict"];
+            422: components["responses"]["Unprocessable"];
+            default: components["responses"]["Error"];
+        };
+    };
+    listUploadParts: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description Identifier of an upload. */
+                upload_id: components["parameters"]["UploadId"];
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The uploaded parts. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        data: components["schemas"]["UploadPart"][];
+                    };
+                };
+            };
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            404: components["responses"]["NotFound"];
+            default: components["responses"]["Error"];
+        };
+    };
+    createUploadPartUrls: {
+        parameters: {
+            query?: never;
+            header: {
+                /** @description Unique key of this request, remembered 48 hours per credential. */
+                "Idempotency-Key": components["parameters"]["IdempotencyKey"];
+            };
+            path: {
+                /** @description Identifier of an upload. */
+                upload_id: components["parameters"]["UploadId"];
+            };
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["UploadPartUrlsCreate"];
+            };
+        };
+        responses: {
+            /** @description One URL per part asked for. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        data: components["schemas"]["UploadPartUrl"][];
+                    };
+                };
+            };
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            404: components["responses"]["NotFound"];
+            422: components["responses"]["Unprocessable"];
+            default: components["responses"]["Error"];
+        };
+    };
+    getFile: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description Identifier of a file. */
+                file_id: components["parameters"]["FileId"];
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The file. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        data: components["schemas"]["File"];
+                    };
+                };
+            };
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            404: components["responses"]["NotFound"];
+            default: components["responses"]["Error"];
+        };
+    };
+    createFileDownloadLink: {
+        parameters: {
+            query?: never;
+            header: {
+                /** @description Unique key of this request, remembered 48 hours per credential. */
+                "Idempotency-Key": components["parameters"]["IdempotencyKey"];
+            };
+            path: {
+                /** @description Identifier of a file. */
+                file_id: components["parameters"]["FileId"];
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The link. */
+            201: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        data: components["schemas"]["DownloadLink"];
+                    };
+                };
+            };
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            404: components["responses"]["NotFound"];
             default: components["responses"]["Error"];
         };
     };

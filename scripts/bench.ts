@@ -17,7 +17,9 @@
 //   8. v1pages    bench/v1-pages.ts: GET /api/v1/usuario walked over 100,000 students, last page
 //                 against first
 //   9. audit      bench/audit-bytes.ts: bytes of audit trail kept per request
-//  10. imports    bench/imports.ts: a 1,000- and a 100,000-row import (analysis + processing) and
+//  10. files      bench/files.ts: a 256 MiB upload through the part URLs and its download, MB/s
+//                 and peak RSS, on local disk and on S3 (an s3rver emulator)
+//  11. imports    bench/imports.ts: a 1,000- and a 100,000-row import (analysis + processing) and
 //                 export of the users it created, rows/s and peak RSS each (flat memory target)
 // A run is BENCH_ROUNDS rounds; it prints each round, the median round of each phase, the
 // app/reference ratios (the median of each round's ratio: a shared virtual machine's speed drifts
@@ -37,7 +39,7 @@
 //   BENCH_WARMUP            warm-up seconds per load phase, not measured (default 2)
 //   BENCH_BATCHES           measured batches per round and engine, after one warm-up batch (default 3)
 //   BENCH_JOBS              jobs per round and engine in the jobs phase, after 20 warm-up (default 200)
-//   BENCH_ONLY              comma-separated subset of: routing, webhooks, v1pages, reference (= reference-get and
+//   BENCH_ONLY              comma-separated subset of: routing, webhooks, v1pages, files, reference (= reference-get and
 //                           reference-post), reference-get, get, reference-post, post, batch, jobs
 //   BENCH_DATABASE_URL      a postgres:// URL: the batch and jobs phases also run on PostgreSQL, each
 //                           child in a fresh schema `bench_<random>` (dropped afterwards, with the
@@ -92,11 +94,15 @@ const PHASES = [
   'webhooks',
   'v1pages',
   'audit',
+  'files',
   'imports',
 ] as const;
 type PhaseName = (typeof PHASES)[number];
 const ONLY = new Set<PhaseName>(
-  (process.env.BENCH_ONLY || 'routing,reference,get,post,batch,jobs,webhooks,v1pages,audit,imports')
+  (
+    process.env.BENCH_ONLY ||
+    'routing,reference,get,post,batch,jobs,webhooks,v1pages,audit,files,imports'
+  )
     .split(',')
     .map((s) => s.trim())
     .filter(Boolean)
@@ -877,6 +883,24 @@ async function extras(): Promise<string[][]> {
       rows.push([engineName(e), fmt(r.requests), fmt(r.bytes), fmt(r.perRequest)]);
     }
     console.log('\nDisk kept per request (bench/audit-bytes.ts): the audit table with its indexes');
+    console.log(table(rows));
+  }
+  if (ONLY.has('files')) {
+    const rows: string[][] = [['store', 'MiB', 'upload MB/s', 'download MB/s', 'peak RSS MiB']];
+    for (const store of ['local', 's3']) {
+      process.stderr.write(`  files (${store}): 256 MiB...\n`);
+      const r = await childJson('files.ts', [store, '256']);
+      rows.push([
+        store,
+        fmt(r.mib),
+        fmt(r.uploadMBps, 1),
+        fmt(r.downloadMBps, 1),
+        fmt(r.peakRssMiB),
+      ]);
+    }
+    console.log(
+      '\nFiles (bench/files.ts): upload in parts (4 at a time) with completion, then download',
+    );
     console.log(table(rows));
   }
   return targets;

@@ -39,6 +39,8 @@ import { exportHandlers } from './http/v3/handlers/exports.ts';
 import { postbackRoutes } from './http/postbacks.ts';
 import { automationHandlers } from './http/v3/handlers/automations.ts';
 import { eventStreamHandlers } from './http/v3/handlers/event-streams.ts';
+import { fileHandlers } from './http/v3/handlers/files.ts';
+import { storageRoutes } from './http/storage.ts';
 import { listen } from './http/listen.ts';
 import { landingRoute } from './http/landing.ts';
 
@@ -96,6 +98,7 @@ export async function createApp(config: Config, options: AppOptions = {}) {
     ...salesHandlers(config.publicBaseUrl, services.deliveries, services.transactions),
     ...enrollmentHandlers(services.enrollments),
     ...progressHandlers(services.progress),
+    ...fileHandlers(services.uploads, services.files),
     ...importHandlers(services.imports),
     ...exportHandlers(services.exports),
   };
@@ -133,6 +136,7 @@ export async function createApp(config: Config, options: AppOptions = {}) {
       streamAudits,
     }),
   );
+  koa.use(storageRoutes({ files: services.files, uploads: services.uploads, clock, onError }));
   koa.use(
     postbackRoutes({ postbacks: services.postbacks, rateLimits: services.rateLimits, onError }),
   );

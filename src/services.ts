@@ -37,6 +37,7 @@ import { AutomationsService } from './domain/automations/service.ts';
 import { StreamsService } from './domain/streams/service.ts';
 import { FilesService } from './domain/files/service.ts';
 import { createStorage } from './domain/files/storage/index.ts';
+import { UploadsService } from './domain/files/uploads.ts';
 import { ImportsService } from './domain/imports/service.ts';
 import { importBatchTypes } from './domain/imports/batch.ts';
 import { ExportsService } from './domain/exports/service.ts';
@@ -57,7 +58,9 @@ export async function createServices({ config, db, clock, logger, ...deps }: Ser
   const cursors = new CursorCodec(await serverKey(db, 'cursor', clock.now().toISOString()), clock);
   const jobs = await createJobEngine(db, clock, logger);
   const storageKey = await serverKey(db, 'storage', clock.now().toISOString());
-  const files = new FilesService(db, clock, createStorage(config, storageKey));
+  const storage = createStorage(config, storageKey);
+  const files = new FilesService(db, clock, storage);
+  const uploads = new UploadsService(db, clock, storage);
   // Per set of services, never a global registry (tests run several apps in one process).
   const metrics = new Metrics();
   metrics.watchStorage(db, clock);
@@ -142,6 +145,7 @@ export async function createServices({ config, db, clock, logger, ...deps }: Ser
     webhookDispatcher,
     webhooks,
     files,
+    uploads,
     imports,
     exports,
     webhookDeliveries: new WebhookDeliveries(db, clock, cursors, webhooks, events, operations),

@@ -8,6 +8,7 @@ import { sweepEvents } from './sweep-events.ts';
 import { deliverWebhook, recoverWebhooks } from './deliver-webhook.ts';
 import { sweepAudit } from './sweep-audit.ts';
 import { sendEmail } from './send-email.ts';
+import { sweepUploads } from './sweep-uploads.ts';
 import { sweepExports } from './sweep-exports.ts';
 
 export function taskList(s: Services): TaskList {
@@ -21,6 +22,7 @@ export function taskList(s: Services): TaskList {
     'webhooks.recover': recoverWebhooks(s.webhookDispatcher),
     'sweep.audit': sweepAudit(s),
     'email.send': sendEmail(s.outbox),
+    'sweep.uploads': sweepUploads(s.uploads),
     'sweep.exports': sweepExports(s.exports),
   };
 }
@@ -51,5 +53,6 @@ export const schedules: Schedule[] = [
   { task: 'sweep.events', everyMinutes: 60 },
   { task: 'webhooks.recover', everyMinutes: 1 },
   { task: 'sweep.audit', everyMinutes: 60 },
+  { task: 'sweep.uploads', everyMinutes: 60 },
   { task: 'sweep.exports', everyMinutes: 60 },
 ];

@@ -7,6 +7,7 @@ import { login } from './login.ts';
 import { CliError, Server, accessToken } from './oauth-client.ts';
 import { TokenStore, configDir } from './store.ts';
 import { watch } from './watch.ts';
+import { download, upload } from './files.ts';
 import { createClient } from '../../client/index.ts';
 import { listen } from './listen.ts';
 import { unreachableMessage } from './reach.ts';
@@ -29,6 +30,12 @@ Commands:
             (Standard Webhooks headers; the whsec_ secret is printed at start, or
             pass --secret). --stream ID follows that stream. Reconnects after the
             last event received. Ctrl-C stops.
+  files upload FILE --purpose import|attachment [--type MEDIA/TYPE]
+            upload a file in parts (four at a time, with a progress bar) and print
+            its file id; run it again after an interruption to resume (only the
+            missing parts are sent)
+  files download ID [-o FILE]
+            download a file (with a progress bar) to FILE or its own name
 
 Options:
   --base-url URL   server (env SCHOOL_BASE_URL; default http://127.0.0.1:3000)
@@ -60,6 +67,9 @@ export async function main(argv: string[], io: Io = defaultIo): Promise<number> 
         secret: { type: 'string' },
         stream: { type: 'string' },
         json: { type: 'boolean' },
+        purpose: { type: 'string' },
+        type: { type: 'string' },
+        output: { type: 'string', short: 'o' },
         help: { type: 'boolean', short: 'h' },
       },
     });
@@ -139,6 +149,40 @@ export async function main(argv: string[], io: Io = defaultIo): Promise<number> 
         } finally {
           process.off('SIGINT', onSignal).off('SIGTERM', onSignal);
         }
+      }
+      case 'files': {
+        const apiKey = values['api-key'] ?? io.env.SCHOOL_API_KEY;
+        const [, action, target] = positionals;
+        const purpose = values.purpose;
+        const ok =
+          target &&
+          ((action === 'upload' && (purpose === 'import' || purpose === 'attachment')) ||
+            action === 'download');
+        if (!ok) {
+          io.err(
+            `Usage: npm run school -- files upload FILE --purpose import|attachment\n       npm run school -- files download ID [-o FILE]\n\n${USAGE}`,
+          );
+          return 2;
+        }
+        if (!apiKey) {
+          io.err('error: pass --api-key or set SCHOOL_API_KEY');
+          return 2;
+        }
+        const human = store.get(server.baseUrl) !== undefined;
+        const client = createClient({
+          baseUrl,
+          secret: apiKey,
+          accessToken: human ? () => accessToken(server, store) : undefined,
+        });
+        if (action === 'download') return await download(client, target, values.output, io);
+        return await upload({
+          client,
+          file: target,
+          purpose: purpose as 'import' | 'attachment',
+          contentType: values.type,
+          stateDir: configDir(io.env),
+          io,
+        });
       }
       case 'operations': {
         const apiKey = values['api-key'] ?? io.env.SCHOOL_API_KEY;

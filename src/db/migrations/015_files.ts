@@ -48,18 +48,9 @@ export async function up(knex: Knex): Promise<void> {
     // The expiry sweep reads pending uploads by their deadline.
     t.index(['status', 'expires_at']);
   });
-
-  // The SHA-256 the client declared for each part when it asked for the part's URL.
-  await knex.schema.createTable('upload_parts', (t) => {
-    t.integer('upload_id').notNullable().references('uploads.id').onDelete('CASCADE');
-    t.integer('number').notNullable();
-    t.string('sha256', 64).notNullable();
-    t.primary(['upload_id', 'number']);
-  });
 }
 
 export async function down(knex: Knex): Promise<void> {
-  await knex.schema.dropTable('upload_parts');
   await knex.schema.dropTable('uploads');
   await knex.schema.dropTable('files');
 }

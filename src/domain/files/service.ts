@@ -8,7 +8,7 @@ import { transaction } from '../../db/tx.ts';
 import { AppError } from '../../errors.ts';
 import { randomHex } from '../shared/ids.ts';
 import { filesRepo, publicFile, type FileRecord, type StoredFile } from './repo.ts';
-import type { Storage } from './storage/types.ts';
+import type { Expiry, Storage } from './storage/types.ts';
 
 export type { StoredFile } from './repo.ts';
 
@@ -88,15 +88,15 @@ export class FilesService {
   }
 
   /** A signed URL that serves the file's bytes for the next hour. */
-  async downloadLink(accountId: number, id: number): Promise<DownloadLink> {
-    const f = await this.record(accountId, id);
-    const expiresAt = new Date(this.clock.now().getTime() + LINK_TTL_MS);
+  async downloadLink(accountId: number, id: number, opts: { tx?: Tx } = {}): Promise<DownloadLink> {
+    const f = await this.record(accountId, id, opts);
+    const expiry = linkExpiry(this.clock);
     const url = await this.storage.downloadUrl(
       f.storageKey,
       { fileId: f.id, filename: f.filename, contentType: f.contentType, size: f.size },
-      expiresAt,
+      expiry,
     );
-    return { url, expiresAt: expiresAt.toISOString() };
+    return { url, expiresAt: expiry.expiresAt.toISOString() };
   }
 
   /** For the local store's download route: the file a signed URL names, if still available. */
@@ -110,6 +110,11 @@ export class FilesService {
     return f;
   }
 }
+
+export const linkExpiry = (clock: Clock): Expiry => ({
+  expiresAt: new Date(clock.now().getTime() + LINK_TTL_MS),
+  seconds: LINK_TTL_MS / 1000,
+});
 
 /** Keys group an account's objects and cannot be guessed. */
 export function newStorageKey(accountId: number): string {

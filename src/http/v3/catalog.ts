@@ -27,6 +27,12 @@ export interface Operation {
   bodyKind: BodyKind;
   responseKind: ResponseKind;
   deprecation: Deprecation | null;
+  /**
+   * `x-outside-transaction`: the handler runs outside the request's transaction even with an
+   * Idempotency-Key, its result recorded after it (long I/O, such as reading an uploaded file
+   * back, must not hold SQLite's writer). Only for operations idempotent by nature.
+   */
+  outsideTransaction: boolean;
   queryNames: Set<string>;
   /** Header parameters it declares, lower-cased (e.g. x-client-request-id). */
   headerNames: Set<string>;
@@ -130,6 +136,7 @@ export function buildCatalog(spec: any): Operation[] {
                 sunsetAt: String(op['x-sunset']),
               }
             : null,
+        outsideTransaction: op['x-outside-transaction'] === true,
         queryNames: new Set(Object.keys(query.properties)),
         headerNames: new Set(
           params

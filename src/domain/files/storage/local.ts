@@ -2,15 +2,16 @@
 // multipart/<id>/. Part URLs and download links point at this server (src/http/storage.ts), signed
 // by UrlSigner. Writes go to a temporary name first and are renamed, so a reader never sees half
 // a part or object.
+import crypto from 'node:crypto';
 import fs from 'node:fs';
 import fsp from 'node:fs/promises';
 import path from 'node:path';
 import { Readable, Transform } from 'node:stream';
 import { pipeline } from 'node:stream/promises';
 import { randomHex } from '../../shared/ids.ts';
-import { guarded } from './errors.ts';
+import { guarded, integrityMismatch } from './errors.ts';
 import type { UrlSigner } from './signer.ts';
-import type { ByteRange, DownloadInfo, Storage, StoredPart } from './types.ts';
+import type { ByteRange, DownloadInfo, Expiry, PartTag, Storage, StoredPart } from './types.ts';
 
 const KEY = /^[a-z0-9][a-z0-9/_-]{0,199}$/;
 
@@ -21,7 +22,7 @@ export class LocalStorage implements Storage {
 
   constructor(
     readonly dir: string,
-    private readonly signer: UrlSigner,
+    readonly signer: UrlSigner,
   ) {}
 
   put(key: string, body: AsyncIterable<Uint8Array>): Promise<void> {
@@ -53,52 +54,68 @@ export class LocalStorage implements Storage {
     _key: string,
     _multipartId: string,
     ref: { uploadId: number; number: number; size: number },
-    expiresAt: Date,
+    expiry: Expiry,
   ): Promise<string> {
-    return this.signer.url(
-      'PUT',
-      `/storage/uploads/${ref.uploadId}/parts/${ref.number}`,
-      expiresAt,
-    );
+    const p = `/storage/uploads/${ref.uploadId}/parts/${ref.number}`;
+    return this.signer.url('PUT', p, expiry.expiresAt);
   }
 
-  /** Streams one part to disk; more than `maxSize` bytes stops the write (PartTooLarge). */
-  writePart(multipartId: string, number: number, body: Readable, maxSize: number): Promise<number> {
+  /**
+   * Streams one part to disk and returns its ETag (the MD5 of its bytes, quoted, as S3 answers);
+   * more than `maxSize` bytes stops the write (PartTooLarge). The ETag is kept in the file name,
+   * so the part and its ETag appear together.
+   */
+  async writePart(
+    multipartId: string,
+    number: number,
+    body: Readable,
+    maxSize: number,
+  ): Promise<string> {
     let size = 0;
+    const md5 = crypto.createHash('md5');
     const counter = new Transform({
       transform(chunk: Buffer, _enc, done) {
         size += chunk.length;
+        md5.update(chunk);
         if (size > maxSize) done(new PartTooLarge());
         else done(null, chunk);
       },
     });
-    const target = path.join(this.partsDir(multipartId), `${number}.part`);
-    return this.writeAtomically(target, body, counter).then(() => size);
+    const dir = this.partsDir(multipartId);
+    const staged = path.join(dir, `${number}.${randomHex(6)}.staged`);
+    await this.writeAtomically(staged, body, counter);
+    const etag = md5.digest('hex');
+    // A part sent again replaces the earlier one.
+    for (const old of await partFiles(dir)) if (old.number === number) await fsp.rm(old.file);
+    await fsp.rename(staged, path.join(dir, `${number}-${etag}.part`));
+    return `"${etag}"`;
   }
 
   listParts(_key: string, multipartId: string): Promise<StoredPart[]> {
     return guarded(async () => {
-      const dir = this.partsDir(multipartId);
-      const names = await fsp.readdir(dir).catch((err) => {
-        if (err.code === 'ENOENT') return [] as string[];
-        throw err;
-      });
       const parts: StoredPart[] = [];
-      for (const name of names) {
-        const m = /^([0-9]+)\.part$/.exec(name);
-        if (!m) continue;
-        const st = await fsp.stat(path.join(dir, name));
-        parts.push({ number: Number(m[1]), size: st.size });
+      for (const p of await partFiles(this.partsDir(multipartId))) {
+        const st = await fsp.stat(p.file);
+        parts.push({ number: p.number, size: st.size, etag: `"${p.etag}"` });
       }
       return parts.sort((a, b) => a.number - b.number);
     });
   }
 
-  completeMultipart(key: string, multipartId: string, count: number): Promise<void> {
+  completeMultipart(key: string, multipartId: string, tags: PartTag[]): Promise<void> {
     return guarded(async () => {
       const dir = this.partsDir(multipartId);
+      const stored = new Map((await partFiles(dir)).map((p) => [p.number, p]));
+      // As S3 does: every named part must be there with the ETag its PUT answered.
+      const files = tags.map((t) => {
+        const p = stored.get(t.number);
+        if (!p || `"${p.etag}"` !== normalizeEtag(t.etag)) {
+          throw integrityMismatch('part_not_uploaded', `Part ${t.number} is not uploaded.`);
+        }
+        return p.file;
+      });
       async function* joined() {
-        for (let n = 1; n <= count; n++) yield* fs.createReadStream(path.join(dir, `${n}.part`));
+        for (const file of files) yield* fs.createReadStream(file);
       }
       await this.writeAtomically(this.objectPath(key), Readable.from(joined()));
       await fsp.rm(dir, { recursive: true, force: true });
@@ -109,8 +126,8 @@ export class LocalStorage implements Storage {
     return guarded(() => fsp.rm(this.partsDir(multipartId), { recursive: true, force: true }));
   }
 
-  async downloadUrl(_key: string, info: DownloadInfo, expiresAt: Date): Promise<string> {
-    return this.signer.url('GET', `/storage/files/${info.fileId}`, expiresAt);
+  async downloadUrl(_key: string, info: DownloadInfo, expiry: Expiry): Promise<string> {
+    return this.signer.url('GET', `/storage/files/${info.fileId}`, expiry.expiresAt);
   }
 
   private objectPath(key: string): string {
@@ -136,3 +153,19 @@ export class LocalStorage implements Storage {
     }
   }
 }
+
+async function partFiles(dir: string) {
+  const names = await fsp.readdir(dir).catch((err) => {
+    if (err.code === 'ENOENT') return [] as string[];
+    throw err;
+  });
+  const out: { number: number; etag: string; file: string }[] = [];
+  for (const name of names) {
+    const m = /^([0-9]+)-([0-9a-f]{32})\.part$/.exec(name);
+    if (m) out.push({ number: Number(m[1]), etag: m[2]!, file: path.join(dir, name) });
+  }
+  return out;
+}
+
+/** Clients may send an ETag with or without its quotes. */
+export const normalizeEtag = (etag: string) => `"${etag.replace(/"/g, '')}"`;

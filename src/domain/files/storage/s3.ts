@@ -1,52 +1,231 @@
-// S3-compatible object storage (STORAGE_URL=s3://bucket?endpoint=...&region=...). Placeholder
-// until the S3 backend lands; the local store is the default.
-import type { Readable } from 'node:stream';
-import type { ByteRange, DownloadInfo, Storage, StoredPart } from './types.ts';
+// S3-compatible object storage (STORAGE_URL=s3://[key:secret@]bucket?endpoint=...&region=...).
+// Clients send parts straight to the store through URLs it presigns itself; objects are read and
+// written as streams. Credentials come from the URL or, without one, the SDK's usual chain
+// (AWS_ACCESS_KEY_ID, profiles, instance roles).
+import { Readable } from 'node:stream';
+import {
+  AbortMultipartUploadCommand,
+  CompleteMultipartUploadCommand,
+  CreateMultipartUploadCommand,
+  DeleteObjectCommand,
+  GetObjectCommand,
+  ListPartsCommand,
+  PutObjectCommand,
+  S3Client,
+  UploadPartCommand,
+} from '@aws-sdk/client-s3';
+import { getSignedUrl } from '@aws-sdk/s3-request-presigner';
+import { guarded } from './errors.ts';
+import {
+  contentDisposition,
+  type ByteRange,
+  type DownloadInfo,
+  type Expiry,
+  type PartTag,
+  type Storage,
+  type StoredPart,
+} from './types.ts';
 
 export interface S3Options {
   bucket: string;
   endpoint: string | undefined;
   region: string;
+  credentials: { accessKeyId: string; secretAccessKey: string } | undefined;
 }
 
 export function parseStorageUrl(url: string): S3Options {
   const u = new URL(url);
-  if (u.protocol !== 's3:' || !u.hostname) throw new Error('STORAGE_URL must be s3://bucket?...');
+  if (u.protocol !== 's3:' || !u.hostname) {
+    throw new Error('STORAGE_URL must look like s3://bucket?endpoint=...&region=...');
+  }
   return {
     bucket: u.hostname,
     endpoint: u.searchParams.get('endpoint') ?? undefined,
     region: u.searchParams.get('region') ?? 'us-east-1',
+    credentials: u.username
+      ? {
+          accessKeyId: decodeURIComponent(u.username),
+          secretAccessKey: decodeURIComponent(u.password),
+        }
+      : undefined,
   };
 }
 
+/** What put() buffers before sending a part: bounded memory whatever the object's size. */
+const PUT_PART = 8 * 1024 * 1024;
+
 export class S3Storage implements Storage {
   readonly kind = 's3' as const;
-  constructor(readonly options: S3Options) {}
-  put(_key: string, _body: AsyncIterable<Uint8Array>): Promise<void> {
-    throw new Error('not yet');
+  private readonly client: S3Client;
+  private readonly bucket: string;
+
+  constructor(options: S3Options) {
+    this.bucket = options.bucket;
+    this.client = new S3Client({
+      region: options.region,
+      endpoint: options.endpoint,
+      // Path-style URLs work with any endpoint (an emulator, MinIO) without DNS per bucket.
+      forcePathStyle: true,
+      credentials: options.credentials,
+      maxAttempts: 2,
+      // A store that does not answer must fail the request (503), not hang it.
+      requestHandler: { connectionTimeout: 5_000, requestTimeout: 60_000 },
+    });
   }
-  read(_key: string, _range?: ByteRange): Promise<Readable> {
-    throw new Error('not yet');
+
+  put(key: string, body: AsyncIterable<Uint8Array>): Promise<void> {
+    return guarded(async () => {
+      const Bucket = this.bucket;
+      let buffered: Buffer[] = [];
+      let length = 0;
+      let multipartId: string | undefined;
+      const tags: PartTag[] = [];
+      const flush = async () => {
+        multipartId ??= await this.createMultipart(key);
+        const number = tags.length + 1;
+        const Body = Buffer.concat(buffered, length);
+        buffered = [];
+        length = 0;
+        const res = await this.client.send(
+          new UploadPartCommand({
+            Bucket,
+            Key: key,
+            UploadId: multipartId,
+            PartNumber: number,
+            Body,
+          }),
+        );
+        tags.push({ number, etag: res.ETag ?? '' });
+      };
+      try {
+        for await (const chunk of body) {
+          buffered.push(Buffer.from(chunk.buffer, chunk.byteOffset, chunk.byteLength));
+          length += chunk.byteLength;
+          if (length >= PUT_PART) await flush();
+        }
+        if (multipartId === undefined) {
+          const Body = Buffer.concat(buffered, length);
+          await this.client.send(new PutObjectCommand({ Bucket, Key: key, Body }));
+          return;
+        }
+        if (length > 0) await flush();
+        await this.completeMultipart(key, multipartId, tags);
+      } catch (err) {
+        if (multipartId) await this.abortMultipart(key, multipartId).catch(() => undefined);
+        throw err;
+      }
+    });
   }
-  remove(_key: string): Promise<void> {
-    throw new Error('not yet');
+
+  read(key: string, range?: ByteRange): Promise<Readable> {
+    return guarded(async () => {
+      const res = await this.client.send(
+        new GetObjectCommand({
+          Bucket: this.bucket,
+          Key: key,
+          Range: range ? `bytes=${range.start}-${range.end}` : undefined,
+        }),
+      );
+      return res.Body as Readable;
+    });
   }
-  createMultipart(_key: string): Promise<string> {
-    throw new Error('not yet');
+
+  remove(key: string): Promise<void> {
+    return guarded(async () => {
+      await this.client.send(new DeleteObjectCommand({ Bucket: this.bucket, Key: key }));
+    });
   }
-  partUrl(): Promise<string> {
-    throw new Error('not yet');
+
+  createMultipart(key: string): Promise<string> {
+    return guarded(async () => {
+      const res = await this.client.send(
+        new CreateMultipartUploadCommand({ Bucket: this.bucket, Key: key }),
+      );
+      return res.UploadId!;
+    });
   }
-  listParts(): Promise<StoredPart[]> {
-    throw new Error('not yet');
+
+  partUrl(
+    key: string,
+    multipartId: string,
+    ref: { uploadId: number; number: number; size: number },
+    expiry: Expiry,
+  ): Promise<string> {
+    const command = new UploadPartCommand({
+      Bucket: this.bucket,
+      Key: key,
+      UploadId: multipartId,
+      PartNumber: ref.number,
+    });
+    return guarded(() => getSignedUrl(this.client, command, { expiresIn: expiry.seconds }));
   }
-  completeMultipart(): Promise<void> {
-    throw new Error('not yet');
+
+  listParts(key: string, multipartId: string): Promise<StoredPart[]> {
+    return guarded(async () => {
+      const parts: StoredPart[] = [];
+      let marker: string | undefined;
+      for (;;) {
+        const res = await this.client
+          .send(
+            new ListPartsCommand({
+              Bucket: this.bucket,
+              Key: key,
+              UploadId: multipartId,
+              PartNumberMarker: marker,
+            }),
+          )
+          .catch((err) => {
+            // An upload the store no longer has (aborted, completed) holds no parts.
+            if ((err as { name?: string }).name === 'NoSuchUpload') return { Parts: [] } as any;
+            throw err;
+          });
+        for (const p of res.Parts ?? []) {
+          parts.push({ number: p.PartNumber!, size: Number(p.Size), etag: p.ETag ?? '' });
+        }
+        if (!res.IsTruncated) return parts;
+        marker = res.NextPartNumberMarker;
+      }
+    });
   }
-  abortMultipart(): Promise<void> {
-    throw new Error('not yet');
+
+  completeMultipart(key: string, multipartId: string, parts: PartTag[]): Promise<void> {
+    return guarded(async () => {
+      await this.client.send(
+        new CompleteMultipartUploadCommand({
+          Bucket: this.bucket,
+          Key: key,
+          UploadId: multipartId,
+          MultipartUpload: {
+            Parts: parts.map((p) => ({ PartNumber: p.number, ETag: p.etag })),
+          },
+        }),
+      );
+    });
   }
-  downloadUrl(_key: string, _info: DownloadInfo): Promise<string> {
-    throw new Error('not yet');
+
+  abortMultipart(key: string, multipartId: string): Promise<void> {
+    return guarded(async () => {
+      try {
+        await this.client.send(
+          new AbortMultipartUploadCommand({ Bucket: this.bucket, Key: key, UploadId: multipartId }),
+        );
+      } catch (err) {
+        if ((err as { name?: string }).name !== 'NoSuchUpload') throw err;
+      }
+    });
+  }
+
+  downloadUrl(key: string, info: DownloadInfo, expiry: Expiry): Promise<string> {
+    const command = new GetObjectCommand({
+      Bucket: this.bucket,
+      Key: key,
+      ResponseContentType: info.contentType,
+      ResponseContentDisposition: contentDisposition(info.filename),
+    });
+    return guarded(() => getSignedUrl(this.client, command, { expiresIn: expiry.seconds }));
+  }
+
+  destroy(): void {
+    this.client.destroy();
   }
 }

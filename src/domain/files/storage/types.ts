@@ -12,6 +12,20 @@ export interface ByteRange {
 export interface StoredPart {
   number: number;
   size: number;
+  /** What the store answered the part's PUT with (S3: the part's MD5, quoted). */
+  etag: string;
+}
+
+/** A part named at completion: its number and the ETag its PUT answered. */
+export interface PartTag {
+  number: number;
+  etag: string;
+}
+
+/** When a signed URL stops working; S3 presigns with a lifetime rather than a moment. */
+export interface Expiry {
+  expiresAt: Date;
+  seconds: number;
 }
 
 export interface SignedUrl {
@@ -43,16 +57,19 @@ export interface Storage {
     key: string,
     multipartId: string,
     ref: { uploadId: number; number: number; size: number },
-    expiresAt: Date,
+    expiry: Expiry,
   ): Promise<string>;
   /** The parts the store holds, by number. */
   listParts(key: string, multipartId: string): Promise<StoredPart[]>;
-  /** Joins the parts 1..count into the object `key`; the parts are gone afterwards. */
-  completeMultipart(key: string, multipartId: string, count: number): Promise<void>;
+  /**
+   * Joins the parts, in order, into the object `key`; the parts are gone afterwards. A part
+   * missing or with another ETag is 422 upload_integrity_mismatch and nothing is joined.
+   */
+  completeMultipart(key: string, multipartId: string, parts: PartTag[]): Promise<void>;
   /** Drops the parts; a finished or missing upload is not an error. */
   abortMultipart(key: string, multipartId: string): Promise<void>;
   /** A URL that serves the object with the file's type and name, valid until expiresAt. */
-  downloadUrl(key: string, info: DownloadInfo, expiresAt: Date): Promise<string>;
+  downloadUrl(key: string, info: DownloadInfo, expiry: Expiry): Promise<string>;
 }
 
 /** Content-Disposition with an ASCII fallback and the UTF-8 name (RFC 6266 / 5987). */

@@ -5,7 +5,7 @@
 // recorded as the key's answer.
 import type { Context } from 'koa';
 import type { Readable } from 'node:stream';
-import type { Db } from '../../../db/engine.ts';
+import type { Db, Tx } from '../../../db/engine.ts';
 import { transaction } from '../../../db/tx.ts';
 import { AppError } from '../../../errors.ts';
 import type { Locale } from '../../../i18n/messages.ts';
@@ -90,20 +90,23 @@ export function executeStage(db: Db, handlers: Handlers, idempotency: Idempotenc
       };
     }
     const { token } = reservation;
-    try {
-      return await transaction(db, async (tx) => {
-        const result = await handler({ ...base, tx });
-        const body = text(result.body);
-        const replayable = result.replayable !== false;
-        await idempotency.complete(tx, credentialId, key, token, {
-          status: result.status,
-          headers: result.headers ?? {},
-          // A response shown once (a credential's secret) is never stored, not even here.
-          body: replayable ? (body ?? null) : null,
-          replayable,
-        });
-        return { status: result.status, body, headers: result.headers };
+    const run = async (tx: Tx | undefined, record: Tx | Db) => {
+      const result = await handler({ ...base, tx });
+      const body = text(result.body);
+      const replayable = result.replayable !== false;
+      await idempotency.complete(record, credentialId, key, token, {
+        status: result.status,
+        headers: result.headers ?? {},
+        // A response shown once (a credential's secret) is never stored, not even here.
+        body: replayable ? (body ?? null) : null,
+        replayable,
       });
+      return { status: result.status, body, headers: result.headers };
+    };
+    try {
+      // An operation idempotent by nature may run outside the transaction (see Operation).
+      if (op.outsideTransaction) return await run(undefined, db);
+      return await transaction(db, (tx) => run(tx, tx));
     } catch (err) {
       const e = toAppError(err);
       if (e.code === 'operation_ownership_lost') {

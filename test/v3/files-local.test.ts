@@ -1,0 +1,3 @@
+import { filesSuite } from '../helpers/files-suite.ts';
+
+filesSuite('local').run();
