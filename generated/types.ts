@@ -1799,6 +1799,201 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/imports": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Create an import
+         * @description An import of type `students_access` reads a CSV file uploaded with purpose `import`
+         *     (columns mapped to `email`, `product_external_id` and `status`). It starts `pending`:
+         *     creating it reads no row. Request an analysis next, then a processing attempt. A
+         *     `file_id` that is not a file of purpose `import` is 422; imports switched off for the
+         *     account answer 409 `feature_disabled`.
+         */
+        post: operations["createImport"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/imports/{import_id}": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description The import's id. */
+                import_id: components["parameters"]["ImportId"];
+            };
+            cookie?: never;
+        };
+        /**
+         * Retrieve an import
+         * @description The import, in the trash or not, with its row counters and an ETag.
+         */
+        get: operations["getImport"];
+        put?: never;
+        post?: never;
+        /**
+         * Move an import to the trash
+         * @description Sets `deleted: true`; access already granted stays. An import being analysed or
+         *     processed answers 409 `state_conflict`. Deleting one already in the trash changes
+         *     nothing.
+         */
+        delete: operations["deleteImport"];
+        options?: never;
+        head?: never;
+        /**
+         * Change an import's mapping or duplicate policy
+         * @description Only the fields present change; `mapping` merges key by key. Allowed before any row was
+         *     processed (409 `state_conflict` after); a change to an analysed import sends it back to
+         *     `pending` with its counters at zero (analyse it again). If-Match guards against lost
+         *     updates.
+         */
+        patch: operations["updateImport"];
+        trace?: never;
+    };
+    "/imports/{import_id}/analyses": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description The import's id. */
+                import_id: components["parameters"]["ImportId"];
+            };
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Analyse an import's file
+         * @description Reads the whole CSV (streamed, any size) and classifies every record: `ready`,
+         *     `not_ready` (with a reason) or `ignored` (a duplicate under the import's
+         *     `duplicate_policy`). 202 with an operation of type `import.analysis` (one item) and its
+         *     `Location`; when it succeeds the import is `analyzed` with its `rows` counters and the
+         *     per-row report at `GET /imports/{import_id}/rows`; a file that cannot be read as CSV
+         *     with the mapped columns leaves the import `failed` with `failure_reason`. An import
+         *     already processed, or being analysed or processed, answers 409 `state_conflict`.
+         */
+        post: operations["createImportAnalysis"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/imports/{import_id}/rows": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description The import's id. */
+                import_id: components["parameters"]["ImportId"];
+            };
+            cookie?: never;
+        };
+        /**
+         * List an import's analysed rows
+         * @description The per-row report of the last analysis, in file order (row 1 is the first record after the header).
+         */
+        get: operations["listImportRows"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/imports/{import_id}/processing-attempts": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description The import's id. */
+                import_id: components["parameters"]["ImportId"];
+            };
+            cookie?: never;
+        };
+        /**
+         * List an import's processing attempts
+         * @description Every attempt, oldest first, all in one response.
+         */
+        get: operations["listImportProcessingAttempts"];
+        put?: never;
+        /**
+         * Process an import's ready rows
+         * @description Applies every `ready` row not applied yet, each exactly once, as an operation of type
+         *     `import.process` (one item per row, keyed by its row number): the student is found by
+         *     email (created when new), and the row's `product_external_id` names a delivery's
+         *     gateway product id; status `active` (or empty) grants what that delivery grants, as an
+         *     approved sale does; `inactive` ends the access that delivery granted. A first attempt
+         *     has `selection.mode` `initial`, later ones `remaining`. 202 with the attempt and the
+         *     operation's `Location`. Before an analysis has finished, while another attempt runs, or
+         *     when no row is left, 409 `state_conflict`.
+         */
+        post: operations["createImportProcessingAttempt"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/exports": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Export users to a CSV file
+         * @description Writes the users matching `filters` (all when absent), one CSV line each with the
+         *     `columns` asked for, as they were at one instant (`consistency.snapshot_at`): changes
+         *     made while the file is written are not in it. 202 with the export (`queued`) and its
+         *     operation's `Location` (type `export.users`). It becomes `completed` with `file_id`,
+         *     `total` and `expires_at` (7 days later), or `failed` with `failure_reason`; after 7 days
+         *     `expired`, its file deleted. The file is read through a download link of the files
+         *     interface; the export never holds a URL.
+         */
+        post: operations["createExport"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/exports/{export_id}": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description The export's id. */
+                export_id: components["parameters"]["ExportId"];
+            };
+            cookie?: never;
+        };
+        /**
+         * Retrieve an export
+         * @description The export and, once completed, its file's id.
+         */
+        get: operations["getExport"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
 }
 export interface webhooks {
     "diamond_membership.stage_changed.v1": {
@@ -4385,6 +4580,189 @@ export interface components {
             url: string;
             expires_at: components["schemas"]["Timestamp"];
         };
+        /**
+         * @description `pending`: created, or changed since its last analysis. `analyzing`: an analysis runs.
+         *     `analyzed`: rows counted, ready to process. `processing`: an attempt runs. `processed`:
+         *     every ready row applied. `failed`: the file could not be analysed (`failure_reason`).
+         * @enum {string}
+         */
+        ImportStatus: "pending" | "analyzing" | "analyzed" | "processing" | "processed" | "failed";
+        /** @description The CSV header of the column holding each value. */
+        ImportMapping: {
+            email?: string;
+            product_external_id?: string;
+            status?: string;
+        };
+        ImportMappingOut: {
+            email: string;
+            product_external_id: string;
+            status: string;
+        };
+        /**
+         * @description Rows with the same email and product: `skip` keeps the first and ignores the others; `keep_last` keeps the last.
+         * @enum {string}
+         */
+        DuplicatePolicy: "skip" | "keep_last";
+        Import: {
+            /** @constant */
+            object: "import";
+            id: components["schemas"]["Id"];
+            file_id: components["schemas"]["Id"];
+            /** @description The operation of the last analysis or processing attempt. */
+            current_operation_id: string | null;
+            failure_reason: string | null;
+            revision: components["schemas"]["Revision"];
+            /** @enum {string} */
+            type: "students_access";
+            status: components["schemas"]["ImportStatus"];
+            duplicate_policy: components["schemas"]["DuplicatePolicy"];
+            mapping: components["schemas"]["ImportMappingOut"];
+            rows: {
+                total: number;
+                ready: number;
+                not_ready: number;
+                ignored: number;
+            };
+            deleted: boolean;
+            created_at: components["schemas"]["Timestamp"];
+            updated_at: components["schemas"]["Timestamp"];
+        };
+        ImportResponse: {
+            data: components["schemas"]["Import"];
+        };
+        ImportCreate: {
+            file_id: components["schemas"]["Id"];
+            /** @enum {string} */
+            type: "students_access";
+            mapping?: components["schemas"]["ImportMapping"];
+            duplicate_policy?: components["schemas"]["DuplicatePolicy"];
+        };
+        ImportUpdate: {
+            mapping?: components["schemas"]["ImportMapping"];
+            duplicate_policy?: components["schemas"]["DuplicatePolicy"];
+        };
+        /** @enum {string} */
+        ImportRowStatus: "ready" | "not_ready" | "ignored";
+        ImportRow: {
+            /** @constant */
+            object: "import_row";
+            /** @description 1 is the first record after the header. */
+            row: number;
+            status: components["schemas"]["ImportRowStatus"];
+            /** @description Why it is not ready or ignored: `email_missing`, `email_invalid`, `product_external_id_missing`, `product_unknown`, `status_invalid`, `duplicate`. */
+            reason: string | null;
+            email: string | null;
+            product_external_id: string | null;
+            /** @description A processing attempt has applied it. */
+            applied: boolean;
+        };
+        ImportProcessingAttempt: {
+            /** @constant */
+            object: "processing_attempt";
+            id: components["schemas"]["Id"];
+            /** @description Always null for an import. */
+            event_id: null;
+            import_id: components["schemas"]["Id"];
+            /** @description Always null for an import. */
+            membership_id: null;
+            operation_id: components["schemas"]["Id"];
+            /**
+             * @description Its operation's status.
+             * @enum {string}
+             */
+            status: "queued" | "running" | "succeeded" | "partially_succeeded" | "failed" | "canceled";
+            effects: {
+                /** @description Rows this attempt applied. */
+                rows_applied: number;
+                /** @description Rows this attempt could not apply. */
+                rows_failed: number;
+            };
+            error: null | components["schemas"]["ErrorObject"];
+            requested_by: {
+                id: string | null;
+                /** @enum {string} */
+                kind: "credential";
+            };
+            selection: {
+                /**
+                 * @description `initial`: the first attempt; `remaining`: the ready rows earlier attempts did not apply.
+                 * @enum {string}
+                 */
+                mode: "initial" | "remaining";
+                /** @description Rows selected. */
+                rows: number;
+            };
+            created_at: components["schemas"]["Timestamp"];
+        };
+        /** @enum {string} */
+        ExportColumn: "id" | "name" | "email" | "phone" | "document" | "job_title" | "company_name" | "company_size" | "free" | "points" | "started_at" | "last_access_at" | "created_at" | "updated_at";
+        ExportFilters: {
+            /**
+             * @description Students who have signed in (`last_access_at` set) or never have.
+             * @enum {string}
+             */
+            access?: "accessed" | "never_accessed";
+            /** @description Students with an enrollment this delivery granted. */
+            delivery_id?: components["schemas"]["Id"];
+            /** @description Accepted by the contract; this platform has no showcases, so any value is 422. */
+            showcase_id?: string;
+            /**
+             * @description Students with a current enrollment (in `product_id` when given), or without one.
+             * @enum {string}
+             */
+            status?: "active" | "inactive";
+            /**
+             * @description Students enrolled without a sale (`free`), or not.
+             * @enum {string}
+             */
+            type?: "free" | "paying";
+            /** @description Students with an enrollment in any of these products. */
+            product_id?: components["schemas"]["Id"][];
+            /** @description Students with any of these tags. */
+            tag_id?: components["schemas"]["Id"][];
+        };
+        ExportFiltersOut: {
+            access: string | null;
+            delivery_id: string | null;
+            showcase_id: string | null;
+            status: string | null;
+            type: string | null;
+            product_id: string[];
+            tag_id: string[];
+        };
+        Export: {
+            /** @constant */
+            object: "export";
+            id: components["schemas"]["Id"];
+            operation_id: string | null;
+            /** @description Set once completed; null again once expired. */
+            file_id: string | null;
+            failure_reason: string | null;
+            /** @enum {string} */
+            resource: "users";
+            /** @enum {string} */
+            status: "queued" | "completed" | "failed" | "expired";
+            /** @description Rows in the file, once completed. */
+            total: number | null;
+            columns: components["schemas"]["ExportColumn"][];
+            consistency: {
+                /** @description The instant the rows are as of; null until generation begins. */
+                snapshot_at: components["schemas"]["NullableTimestamp"];
+            };
+            filters: components["schemas"]["ExportFiltersOut"];
+            created_at: components["schemas"]["Timestamp"];
+            /** @description When the file is deleted (7 days after completion). */
+            expires_at: components["schemas"]["NullableTimestamp"];
+        };
+        ExportResponse: {
+            data: components["schemas"]["Export"];
+        };
+        ExportCreate: {
+            /** @enum {string} */
+            resource: "users";
+            columns: components["schemas"]["ExportColumn"][];
+            filters?: components["schemas"]["ExportFilters"];
+        };
     };
     responses: {
         /** @description The request is malformed (`malformed_json`, `json_too_deep`, `invalid_utf8`, `unknown_parameter`, `invalid_cursor`). */
@@ -4561,6 +4939,10 @@ export interface components {
         UploadId: components["schemas"]["Id"];
         /** @description Identifier of a file. */
         FileId: components["schemas"]["Id"];
+        /** @description The import's id. */
+        ImportId: components["schemas"]["Id"];
+        /** @description The export's id. */
+        ExportId: components["schemas"]["Id"];
         /** @description Identifier of an operation. */
         OperationId: components["schemas"]["Id"];
         /** @description Identifier of a product. */
@@ -8712,6 +9094,401 @@ export interface operations {
             404: components["responses"]["NotFound"];
             406: components["responses"]["NotAcceptable"];
             409: components["responses"]["Conflict"];
+            413: components["responses"]["PayloadTooLarge"];
+            415: components["responses"]["UnsupportedMediaType"];
+            422: components["responses"]["Unprocessable"];
+            429: components["responses"]["TooManyRequests"];
+            503: components["responses"]["ServiceUnavailable"];
+            default: components["responses"]["Error"];
+        };
+    };
+    createImport: {
+        parameters: {
+            query?: never;
+            header: {
+                /** @description Unique key of this request, remembered 48 hours per credential. */
+                "Idempotency-Key": components["parameters"]["IdempotencyKey"];
+            };
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["ImportCreate"];
+            };
+        };
+        responses: {
+            /** @description The import. */
+            201: {
+                headers: {
+                    ETag: components["headers"]["ETag"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ImportResponse"];
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            406: components["responses"]["NotAcceptable"];
+            409: components["responses"]["Conflict"];
+            413: components["responses"]["PayloadTooLarge"];
+            415: components["responses"]["UnsupportedMediaType"];
+            422: components["responses"]["Unprocessable"];
+            429: components["responses"]["TooManyRequests"];
+            503: components["responses"]["ServiceUnavailable"];
+            default: components["responses"]["Error"];
+        };
+    };
+    getImport: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description The import's id. */
+                import_id: components["parameters"]["ImportId"];
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The import. */
+            200: {
+                headers: {
+                    ETag: components["headers"]["ETag"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ImportResponse"];
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            404: components["responses"]["NotFound"];
+            406: components["responses"]["NotAcceptable"];
+            413: components["responses"]["PayloadTooLarge"];
+            415: components["responses"]["UnsupportedMediaType"];
+            422: components["responses"]["Unprocessable"];
+            429: components["responses"]["TooManyRequests"];
+            503: components["responses"]["ServiceUnavailable"];
+            default: components["responses"]["Error"];
+        };
+    };
+    deleteImport: {
+        parameters: {
+            query?: never;
+            header?: {
+                /** @description The ETag last seen; a different current revision answers 412 `revision_mismatch`. */
+                "If-Match"?: components["parameters"]["IfMatch"];
+                /** @description Unique key of this request, remembered 48 hours per credential. */
+                "Idempotency-Key"?: components["parameters"]["IdempotencyKeyOptional"];
+            };
+            path: {
+                /** @description The import's id. */
+                import_id: components["parameters"]["ImportId"];
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description In the trash. */
+            204: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            404: components["responses"]["NotFound"];
+            406: components["responses"]["NotAcceptable"];
+            409: components["responses"]["Conflict"];
+            412: components["responses"]["PreconditionFailed"];
+            413: components["responses"]["PayloadTooLarge"];
+            415: components["responses"]["UnsupportedMediaType"];
+            422: components["responses"]["Unprocessable"];
+            429: components["responses"]["TooManyRequests"];
+            503: components["responses"]["ServiceUnavailable"];
+            default: components["responses"]["Error"];
+        };
+    };
+    updateImport: {
+        parameters: {
+            query?: never;
+            header?: {
+                /** @description The ETag last seen; a different current revision answers 412 `revision_mismatch`. */
+                "If-Match"?: components["parameters"]["IfMatch"];
+                /** @description Unique key of this request, remembered 48 hours per credential. */
+                "Idempotency-Key"?: components["parameters"]["IdempotencyKeyOptional"];
+            };
+            path: {
+                /** @description The import's id. */
+                import_id: components["parameters"]["ImportId"];
+            };
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["ImportUpdate"];
+            };
+        };
+        responses: {
+            /** @description The import. */
+            200: {
+                headers: {
+                    ETag: components["headers"]["ETag"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ImportResponse"];
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            404: components["responses"]["NotFound"];
+            406: components["responses"]["NotAcceptable"];
+            409: components["responses"]["Conflict"];
+            412: components["responses"]["PreconditionFailed"];
+            413: components["responses"]["PayloadTooLarge"];
+            415: components["responses"]["UnsupportedMediaType"];
+            422: components["responses"]["Unprocessable"];
+            429: components["responses"]["TooManyRequests"];
+            503: components["responses"]["ServiceUnavailable"];
+            default: components["responses"]["Error"];
+        };
+    };
+    createImportAnalysis: {
+        parameters: {
+            query?: never;
+            header: {
+                /** @description Unique key of this request, remembered 48 hours per credential. */
+                "Idempotency-Key": components["parameters"]["IdempotencyKey"];
+            };
+            path: {
+                /** @description The import's id. */
+                import_id: components["parameters"]["ImportId"];
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The analysis, queued. */
+            202: {
+                headers: {
+                    /** @description The operation's URL. */
+                    Location?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["OperationResponse"];
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            404: components["responses"]["NotFound"];
+            406: components["responses"]["NotAcceptable"];
+            409: components["responses"]["Conflict"];
+            413: components["responses"]["PayloadTooLarge"];
+            415: components["responses"]["UnsupportedMediaType"];
+            422: components["responses"]["Unprocessable"];
+            429: components["responses"]["TooManyRequests"];
+            503: components["responses"]["ServiceUnavailable"];
+            default: components["responses"]["Error"];
+        };
+    };
+    listImportRows: {
+        parameters: {
+            query?: {
+                /** @description Page size. */
+                limit?: components["parameters"]["Limit"];
+                /** @description Opaque cursor from `page.next_cursor` or `page.prev_cursor`; valid 24 hours, for the same sort and filters. */
+                cursor?: components["parameters"]["Cursor"];
+                /** @description Only rows in this status. */
+                status?: components["schemas"]["ImportRowStatus"];
+            };
+            header?: never;
+            path: {
+                /** @description The import's id. */
+                import_id: components["parameters"]["ImportId"];
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description A page of rows. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        data: components["schemas"]["ImportRow"][];
+                        page: components["schemas"]["Page"];
+                    };
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            404: components["responses"]["NotFound"];
+            406: components["responses"]["NotAcceptable"];
+            413: components["responses"]["PayloadTooLarge"];
+            415: components["responses"]["UnsupportedMediaType"];
+            422: components["responses"]["Unprocessable"];
+            429: components["responses"]["TooManyRequests"];
+            503: components["responses"]["ServiceUnavailable"];
+            default: components["responses"]["Error"];
+        };
+    };
+    listImportProcessingAttempts: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description The import's id. */
+                import_id: components["parameters"]["ImportId"];
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The attempts. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        data: components["schemas"]["ImportProcessingAttempt"][];
+                    };
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            404: components["responses"]["NotFound"];
+            406: components["responses"]["NotAcceptable"];
+            413: components["responses"]["PayloadTooLarge"];
+            415: components["responses"]["UnsupportedMediaType"];
+            422: components["responses"]["Unprocessable"];
+            429: components["responses"]["TooManyRequests"];
+            503: components["responses"]["ServiceUnavailable"];
+            default: components["responses"]["Error"];
+        };
+    };
+    createImportProcessingAttempt: {
+        parameters: {
+            query?: never;
+            header: {
+                /** @description Unique key of this request, remembered 48 hours per credential. */
+                "Idempotency-Key": components["parameters"]["IdempotencyKey"];
+            };
+            path: {
+                /** @description The import's id. */
+                import_id: components["parameters"]["ImportId"];
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The attempt, queued. */
+            202: {
+                headers: {
+                    /** @description The operation's URL. */
+                    Location?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        data: components["schemas"]["ImportProcessingAttempt"];
+                    };
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            404: components["responses"]["NotFound"];
+            406: components["responses"]["NotAcceptable"];
+            409: components["responses"]["Conflict"];
+            413: components["responses"]["PayloadTooLarge"];
+            415: components["responses"]["UnsupportedMediaType"];
+            422: components["responses"]["Unprocessable"];
+            429: components["responses"]["TooManyRequests"];
+            503: components["responses"]["ServiceUnavailable"];
+            default: components["responses"]["Error"];
+        };
+    };
+    createExport: {
+        parameters: {
+            query?: never;
+            header: {
+                /** @description Unique key of this request, remembered 48 hours per credential. */
+                "Idempotency-Key": components["parameters"]["IdempotencyKey"];
+            };
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["ExportCreate"];
+            };
+        };
+        responses: {
+            /** @description The export, queued. */
+            202: {
+                headers: {
+                    /** @description The operation's URL. */
+                    Location?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ExportResponse"];
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            406: components["responses"]["NotAcceptable"];
+            409: components["responses"]["Conflict"];
+            413: components["responses"]["PayloadTooLarge"];
+            415: components["responses"]["UnsupportedMediaType"];
+            422: components["responses"]["Unprocessable"];
+            429: components["responses"]["TooManyRequests"];
+            503: components["responses"]["ServiceUnavailable"];
+            default: components["responses"]["Error"];
+        };
+    };
+    getExport: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description The export's id. */
+                export_id: components["parameters"]["ExportId"];
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The export. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ExportResponse"];
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            404: components["responses"]["NotFound"];
+            406: components["responses"]["NotAcceptable"];
             413: components["responses"]["PayloadTooLarge"];
             415: components["responses"]["UnsupportedMediaType"];
             422: components["responses"]["Unprocessable"];

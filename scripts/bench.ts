@@ -19,6 +19,8 @@
 //   9. audit      bench/audit-bytes.ts: bytes of audit trail kept per request
 //  10. files      bench/files.ts: a 256 MiB upload through the part URLs and its download, MB/s
 //                 and peak RSS, on local disk and on S3 (an s3rver emulator)
+//  11. imports    bench/imports.ts: a 1,000- and a 100,000-row import (analysis + processing) and
+//                 export of the users it created, rows/s and peak RSS each (flat memory target)
 // A run is BENCH_ROUNDS rounds; it prints each round, the median round of each phase, the
 // app/reference ratios (the median of each round's ratio: a shared virtual machine's speed drifts
 // by tens of percent within minutes, and phases measured side by side drift together) and
@@ -93,10 +95,14 @@ const PHASES = [
   'v1pages',
   'audit',
   'files',
+  'imports',
 ] as const;
 type PhaseName = (typeof PHASES)[number];
 const ONLY = new Set<PhaseName>(
-  (process.env.BENCH_ONLY || 'routing,reference,get,post,batch,jobs,webhooks,v1pages,audit,files')
+  (
+    process.env.BENCH_ONLY ||
+    'routing,reference,get,post,batch,jobs,webhooks,v1pages,audit,files,imports'
+  )
     .split(',')
     .map((s) => s.trim())
     .filter(Boolean)
@@ -840,6 +846,7 @@ async function extras(): Promise<string[][]> {
     );
     console.log(table(rows));
   }
+  if (ONLY.has('imports')) targets.push(...(await importsPhase(where)));
   if (ONLY.has('v1pages')) {
     const rows: string[][] = [
       ['engine', 'students', 'pages', 'walk ms', 'first page ms', 'last page ms', 'last/first'],
@@ -1414,4 +1421,31 @@ try {
 } catch (err) {
   console.error('bench crashed:', err);
   process.exit(1);
+}
+
+// A 100,000-row import (analysis + processing) and a 100,000-user export (bench/imports.ts), each
+// size in its own process so that each peak RSS is its own.
+async function importsPhase(where: (e: Engine) => string): Promise<string[][]> {
+  const targets: string[][] = [];
+  const rows: string[][] = [['engine', 'rows', 'phase', 'rows/s', 'peak RSS MiB']];
+  for (const e of ENGINES) {
+    const peaks: Record<number, number> = {};
+    for (const n of [1_000, 100_000]) {
+      process.stderr.write(`  imports and exports (${engineName(e)}): ${fmt(n)} rows...\n`);
+      const r = await childJson('imports.ts', [where(e), String(n)], 3_600_000);
+      for (const p of ['analysis', 'processing', 'export'] as const)
+        rows.push([engineName(e), fmt(n), p, fmt(r[p].rowsPerSecond), fmt(r[p].peakRssMiB, 1)]);
+      peaks[n] = r.export.peakRssMiB;
+    }
+    const growth = peaks[100_000]! - peaks[1_000]!;
+    targets.push([
+      `import + export peak RSS, 100,000 rows vs 1,000, ${engineName(e)}`,
+      `+${fmt(growth, 1)} MiB`,
+      '<= +64 MiB',
+      verdict(growth <= 64, true),
+    ]);
+  }
+  console.log('\nImports and exports (bench/imports.ts): rows/s and peak RSS per phase');
+  console.log(table(rows));
+  return targets;
 }

@@ -35,6 +35,8 @@ import { salesHandlers } from './http/v3/handlers/sales.ts';
 import { enrollmentHandlers } from './http/v3/handlers/enrollments.ts';
 import { progressHandlers } from './http/v3/handlers/progress.ts';
 import { settingsHandlers } from './http/v3/handlers/settings.ts';
+import { importHandlers } from './http/v3/handlers/imports.ts';
+import { exportHandlers } from './http/v3/handlers/exports.ts';
 import { postbackRoutes } from './http/postbacks.ts';
 import { automationHandlers } from './http/v3/handlers/automations.ts';
 import { eventStreamHandlers } from './http/v3/handlers/event-streams.ts';
@@ -98,6 +100,8 @@ export async function createApp(config: Config, options: AppOptions = {}) {
     ...progressHandlers(services.progress),
     ...fileHandlers(services.uploads, services.files),
     ...settingsHandlers(config.publicBaseUrl, services.settings),
+    ...importHandlers(services.imports),
+    ...exportHandlers(services.exports),
   };
 
   const koa = new Koa();

@@ -38,6 +38,9 @@ import { FilesService } from './domain/files/service.ts';
 import { createStorage } from './domain/files/storage/index.ts';
 import { UploadsService } from './domain/files/uploads.ts';
 import { SettingsService } from './domain/settings/service.ts';
+import { ImportsService } from './domain/imports/service.ts';
+import { importBatchTypes } from './domain/imports/batch.ts';
+import { ExportsService } from './domain/exports/service.ts';
 
 export interface ServiceDeps {
   config: Config;
@@ -114,6 +117,13 @@ export async function createServices({ config, db, clock, logger, ...deps }: Ser
     loadScenario: loadScenarioPart(scenarioTools, reset),
   });
   const operations = new OperationsService(db, clock, jobs, cursors, types, events);
+  const imports = new ImportsService(db, clock, cursors, operations, files);
+  const exports = new ExportsService(db, clock, operations, files);
+  Object.assign(
+    types,
+    importBatchTypes(db, clock, files, { users, tags, enrollments: sales.enrollments }),
+    exports.batchTypes(),
+  );
   const allowPrivate = config.webhookAllowPrivateTargets;
   const webhooks = new WebhooksService(db, clock, cursors, secretsKey, eventCatalog, allowPrivate);
   // Built once: the v3 pipeline authenticates with it and event streams re-check credentials.
@@ -157,9 +167,11 @@ export async function createServices({ config, db, clock, logger, ...deps }: Ser
     webhookDeliveries: new WebhookDeliveries(db, clock, cursors, webhooks, events, operations),
     eventStreams,
     automations,
-    // ---- files: uploads and stored files ----
+    // ---- files: uploads and stored files, imports and exports ----
     files,
     uploads,
+    imports,
+    exports,
     /**
      * Stops what runs in the background, in order: open event streams end (clients reconnect
      * elsewhere; the server would wait for them forever), running jobs finish or are released,

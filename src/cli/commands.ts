@@ -4,6 +4,9 @@
 import { rotateSigningKey } from '../oauth/keys.ts';
 import { ACCOUNT_STATUSES } from '../domain/accounts/service.ts';
 import type { Services } from '../services.ts';
+import { setFeatures } from '../domain/accounts/features.ts';
+import { transaction } from '../db/tx.ts';
+import { AppError } from '../errors.ts';
 import * as a from './args.ts';
 import type { FlagSpec, Flags } from './args.ts';
 
@@ -16,7 +19,7 @@ export interface Command<I = any> {
   subject(input: I): string;
   /** Message for a unique-constraint conflict, when the command can cause one. */
   conflict?: string;
-  run(services: Services, input: I): Promise<Record<string, string>>;
+  run(services: Services, input: I): Promise<Record<string, unknown>>;
 }
 
 const command = <I>(c: Command<I>): Command => c;
@@ -86,6 +89,22 @@ export const COMMANDS: Record<string, Command> = {
     async run({ accounts }, input) {
       const r = await accounts.setAccountStatus(input.id, input.status);
       return { id: str(r.id), status: r.status };
+    },
+  }),
+  'account features': command({
+    usage: 'account features --id ID --imports on|off',
+    flags: { id: req, imports: req },
+    validate: (f) => ({
+      id: a.id(f.id, 'id'),
+      imports: a.oneOf(f.imports, 'imports', ['on', 'off'] as const) === 'on',
+    }),
+    subject: (input) => `account ${input.id}`,
+    async run({ db }, input) {
+      const features = await transaction(db, (tx) =>
+        setFeatures(tx, input.id, { imports: input.imports }),
+      );
+      if (!features) throw new AppError('not_found');
+      return { id: str(input.id), features };
     },
   }),
   'credential create': command({

@@ -18,6 +18,7 @@ import * as m013 from './migrations/013_hot_path_indexes.ts';
 import * as m014 from './migrations/014_hardening.ts';
 import * as m015 from './migrations/015_files.ts';
 import * as m016 from './migrations/016_settings.ts';
+import * as m017 from './migrations/017_imports_exports.ts';
 
 const migrations: Record<string, Knex.Migration> = {
   '001_foundation': m001,
@@ -36,6 +37,7 @@ const migrations: Record<string, Knex.Migration> = {
   '014_hardening': m014,
   '015_files': m015,
   '016_settings': m016,
+  '017_imports_exports': m017,
 };
 
 const source: Knex.MigrationSource<string> = {

@@ -9,6 +9,7 @@ import { deliverWebhook, recoverWebhooks } from './deliver-webhook.ts';
 import { sweepAudit } from './sweep-audit.ts';
 import { sendEmail } from './send-email.ts';
 import { sweepUploads } from './sweep-uploads.ts';
+import { sweepExports } from './sweep-exports.ts';
 
 export function taskList(s: Services): TaskList {
   return {
@@ -22,6 +23,7 @@ export function taskList(s: Services): TaskList {
     'sweep.audit': sweepAudit(s),
     'email.send': sendEmail(s.outbox),
     'sweep.uploads': sweepUploads(s.uploads),
+    'sweep.exports': sweepExports(s.exports),
   };
 }
 
@@ -52,4 +54,5 @@ export const schedules: Schedule[] = [
   { task: 'webhooks.recover', everyMinutes: 1 },
   { task: 'sweep.audit', everyMinutes: 60 },
   { task: 'sweep.uploads', everyMinutes: 60 },
+  { task: 'sweep.exports', everyMinutes: 60 },
 ];

@@ -168,6 +168,34 @@ t('account status blocked / unavailable / active', async (ctx) => {
   assert.is((await get()).status, 200);
 });
 
+t(
+  'account features --imports off|on: POST /imports answers 409 feature_disabled while off',
+  async (ctx) => {
+    const body = { file_id: '1', type: 'students_access' };
+    const post = () =>
+      ctx.b.api('POST', '/api/v3/imports', {
+        body,
+        secret: state.secret!,
+        key: `f-${Math.random()}`,
+      });
+    const off = ok(
+      await ctx.cli('account', 'features', '--id', state.account!, '--imports', 'off'),
+    );
+    assert.equal(off, { id: state.account, features: { imports: false } });
+    const refused = await post();
+    assert.is(refused.status, 409);
+    assert.is(refused.body.error.code, 'feature_disabled');
+    const on = ok(await ctx.cli('account', 'features', '--id', state.account!, '--imports', 'on'));
+    assert.equal(on, { id: state.account, features: { imports: true } });
+    // On again: the request gets past the switch (no such file: 422 on file_id).
+    const allowed = await post();
+    assert.is(allowed.status, 422);
+    assert.is(allowed.body.error.details[0].field, 'file_id');
+    const bad = await ctx.cli('account', 'features', '--id', state.account!, '--imports', 'maybe');
+    assert.is.not(bad.code, 0);
+  },
+);
+
 t('account create --sandbox --replica-of', async (ctx) => {
   const out = ok(
     await ctx.cli(

@@ -11,13 +11,21 @@ export interface BatchType {
   maxItems: number;
   /** Started by its own route only (a sandbox reset), never through POST /operations/batches. */
   internal?: boolean;
+  /**
+   * Long work of one item that must not hold a write transaction (reading a whole file, writing
+   * an export): run before the item's transaction, its value handed to `apply`. It must be safe
+   * to run again (a worker may die after it and before the item commits). Throws to fail the item.
+   */
+  prepare?(accountId: number, payload: any, ctx: { operationId: number }): Promise<unknown>;
   /** Applies one item; returns what the item's `result` shows. Throws AppError to fail it. */
   apply(
     tx: Tx,
     accountId: number,
     payload: any,
-    ctx: { operationId: number },
+    ctx: { operationId: number; prepared?: unknown },
   ): Promise<Record<string, unknown>>;
+  /** Records, in the transaction that fails the item, what the failure means to its owner. */
+  failed?(tx: Tx, accountId: number, payload: any, err: unknown): Promise<void>;
 }
 
 export type BatchTypes = Record<string, BatchType>;

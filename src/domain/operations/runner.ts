@@ -86,8 +86,19 @@ export class OperationRunner {
       const current = await repo.get(this.db, id);
       if (!current || current.leaseOwner !== owner) throw new OwnershipLost();
       if (current.cancellationRequested) return this.finish(id, owner, attempt, 'canceled');
-      const batch = await repo.pendingItems(this.db, id, CHUNK);
+      const batch = await repo.pendingItems(this.db, id, type?.prepare ? 1 : CHUNK);
       if (batch.length === 0) return this.finish(id, owner, attempt, null);
+      // Outside the transaction: a prepared item reads or writes for long (one item per chunk).
+      const prepared = new Map<number, { value?: unknown; error?: unknown }>();
+      if (type?.prepare)
+        for (const item of batch)
+          prepared.set(
+            item.id,
+            await type.prepare(accountId, item.payload, { operationId: id }).then(
+              (value) => ({ value }),
+              (error) => ({ error }),
+            ),
+          );
       const transient = await transaction(this.db, async (tx) => {
         const at = this.clock.now().toISOString();
         let done = 0;
@@ -100,8 +111,13 @@ export class OperationRunner {
           await new Promise((r) => setImmediate(r));
           try {
             if (!type) throw new Error(`unknown operation type ${typeName}`);
+            const prep = prepared.get(item.id);
+            if (prep && 'error' in prep) throw prep.error;
             const result = await tx.transaction((inner) =>
-              type.apply(inner, accountId, item.payload, { operationId: id }),
+              type.apply(inner, accountId, item.payload, {
+                operationId: id,
+                prepared: prep?.value,
+              }),
             );
             await repo.updateItem(tx, item.id, {
               status: 'succeeded',
@@ -115,6 +131,7 @@ export class OperationRunner {
             // A business rejection is final for the item; anything else may pass on another try,
             // so the attempt stops there and the operation can be resumed.
             const retryable = !isAppError(err);
+            await type?.failed?.(tx, accountId, item.payload, err);
             await repo.updateItem(tx, item.id, {
               status: 'failed',
               error: JSON.stringify(describe(err)),

@@ -111,6 +111,24 @@ export class OperationsService {
     items: { key: string; payload: unknown }[],
     outer?: Tx,
   ): Promise<Operation> {
+    const fill = async (tx: Tx, id: number, now: string) => {
+      await repo.insertItems(tx, id, items, now);
+      return items.length;
+    };
+    return this.openWith(auth, type, outer, fill, items.length);
+  }
+
+  /**
+   * Like open, but `fill` writes the items itself (an INSERT ... SELECT of many rows that never
+   * pass through memory) and returns how many it wrote.
+   */
+  async openWith(
+    auth: AuthContext,
+    type: string,
+    outer: Tx | undefined,
+    fill: (tx: Tx, operationId: number, now: string) => Promise<number>,
+    knownTotal?: number,
+  ): Promise<Operation> {
     const now = this.clock.now();
     return inTransaction(this.db, outer, async (tx) => {
       const environment = auth.credential.environment;
@@ -121,11 +139,12 @@ export class OperationsService {
         environment,
         credentialId: auth.credential.id,
         type,
-        total: items.length,
+        total: knownTotal ?? 0,
         now: now.toISOString(),
         expiresAt: new Date(now.getTime() + RETENTION_MS).toISOString(),
       });
-      await repo.insertItems(tx, id, items, now.toISOString());
+      const total = await fill(tx, id, now.toISOString());
+      if (total !== knownTotal) await repo.update(tx, id, { total });
       await repo.insertAttempt(tx, id, 1, 'automatic', now.toISOString());
       await this.jobs.enqueue(tx, RUN_TASK, { operation_id: id });
       return (await repo.get(tx, id))!;

@@ -1,0 +1,127 @@
+// An import's processing attempt run by `npm run worker` processes: a worker killed with SIGKILL
+// in the middle applies nothing twice and loses nothing once another worker starts.
+import { spawn, type ChildProcess } from 'node:child_process';
+import path from 'node:path';
+import { suite } from 'uvu';
+import * as assert from 'uvu/assert';
+import { DAY } from '../../src/clock.ts';
+import { newKey } from '../helpers/app.ts';
+import { bootFiles, type FilesBoot } from '../helpers/files.ts';
+import { allItems, waitFor } from '../helpers/operations.ts';
+import { catalog, createImport, I } from '../helpers/imports.ts';
+
+const root = path.resolve(import.meta.dirname, '../..');
+const N = 300;
+
+function startWorker(b: FilesBoot, slowMs = 0): ChildProcess {
+  const env: NodeJS.ProcessEnv = {
+    ...process.env,
+    DATABASE_URL: b.database.url,
+    FILES_DIR: b.filesDir,
+    LOG_LEVEL: process.env.DEBUG_WORKERS ?? 'silent',
+    SECRETS_KEY: 'imports-workers-test-key',
+    SLOW_GRANT_MS: String(slowMs),
+  };
+  if (b.database.schema) env.DATABASE_SCHEMA = b.database.schema;
+  const preload = slowMs ? ['--import', './test/helpers/slow-grants.ts'] : [];
+  const child = spawn(process.execPath, ['--import', 'tsx', ...preload, 'src/worker.ts'], {
+    cwd: root,
+    env,
+    stdio: process.env.DEBUG_WORKERS ? 'inherit' : 'ignore',
+  });
+  if (process.env.DEBUG_WORKERS) child.on('exit', (c, s) => console.log('worker exit', c, s));
+  return child;
+}
+
+const exited = (p: ChildProcess) =>
+  new Promise<number | null>((resolve) => {
+    if (p.exitCode !== null || p.signalCode !== null) resolve(p.exitCode);
+    else p.once('exit', (code) => resolve(code));
+  });
+
+/** Waits until the worker has applied some rows (read from the table: GETs write audit rows). */
+async function someApplied(b: FilesBoot, importId: string) {
+  for (const deadline = Date.now() + 90_000; Date.now() < deadline;) {
+    const row = await b.app
+      .db('imports')
+      .where({ id: Number(importId) })
+      .first();
+    if (Number(row.rows_applied) > 0) return Number(row.rows_applied);
+    await new Promise((r) => setTimeout(r, 5));
+  }
+  const ops = await b.app.db('operations').select('id', 'type', 'status', 'done', 'lease_owner');
+  throw new Error(`the attempt never started: ${JSON.stringify(ops)}`);
+}
+
+/**
+ * Waits for an operation's final status reading its row: polling over HTTP writes an audit entry
+ * per GET, and on SQLite that keeps a worker that is starting from taking the write lock.
+ */
+async function finished(b: FilesBoot, id: string) {
+  for (const deadline = Date.now() + 120_000; Date.now() < deadline;) {
+    const row = await b.app
+      .db('operations')
+      .where({ id: Number(id) })
+      .first();
+    if (!['queued', 'running'].includes(row.status)) return row.status as string;
+    await new Promise((r) => setTimeout(r, 20));
+  }
+  throw new Error(`operation ${id} never finished`);
+}
+
+const t = suite('imports in worker processes');
+
+t('SIGKILL mid-attempt: after a restart every row is applied exactly once', async () => {
+  const b = await bootFiles('local');
+  const workers: ChildProcess[] = [];
+  try {
+    await catalog(b, 'EXT-K');
+    const lines = Array.from({ length: N }, (_, i) => `k${i}@example.com,EXT-K,active`);
+    const imp = await createImport(b, `email,product_external_id,status\n${lines.join('\n')}\n`);
+    workers.push(startWorker(b));
+    const requested = await b.api('POST', `${I}/${imp.id}/analyses`, { key: newKey() });
+    assert.is(await finished(b, requested.body.data.id), 'succeeded');
+    workers[0]!.kill('SIGKILL');
+    await exited(workers[0]!);
+
+    const res = await b.api('POST', `${I}/${imp.id}/processing-attempts`, { key: newKey() });
+    assert.is(res.status, 202);
+    const opId = res.body.data.operation_id;
+    workers.push(startWorker(b, 5));
+    const seen = await someApplied(b, imp.id);
+    workers[1]!.kill('SIGKILL');
+    await exited(workers[1]!);
+    const atKill = (await b.api('GET', `/api/v3/operations/${opId}`)).body.data;
+    assert.is(atKill.status, 'running', 'killed mid-attempt');
+    assert.ok(
+      atKill.progress.done >= seen && atKill.progress.done < N,
+      `done ${atKill.progress.done}`,
+    );
+
+    workers.push(startWorker(b));
+    assert.is(await finished(b, opId), 'succeeded');
+    const op = await waitFor(b, opId);
+    assert.equal(op.progress, { total: N, done: N, failed: 0 });
+    assert.equal(op.attempt, { number: 1, status: 'succeeded' });
+    const items = await allItems(b, opId);
+    assert.is(items.filter((i) => i.status === 'succeeded' && i.result.created === true).length, N);
+    // Once each: one enrollment per student, 30 days long (a second grant would have renewed it).
+    const enrollments = await b.app.db('enrollments');
+    assert.is(enrollments.length, N);
+    assert.is(new Set(enrollments.map((e: any) => e.user_id)).size, N);
+    for (const e of enrollments)
+      assert.is(new Date(e.ends_at).getTime() - new Date(e.started_at).getTime(), 30 * DAY);
+    const row = await b.app
+      .db('imports')
+      .where({ id: Number(imp.id) })
+      .first();
+    assert.is(Number(row.rows_applied), N);
+    assert.is((await b.api('GET', `${I}/${imp.id}`)).body.data.status, 'processed');
+  } finally {
+    for (const w of workers) w.kill('SIGKILL');
+    await Promise.all(workers.map(exited));
+    await b.close();
+  }
+});
+
+t.run();
