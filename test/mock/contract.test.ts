@@ -28,6 +28,11 @@ function sample(schema: any): unknown {
   if (schema.type === 'object' || schema.properties) {
     const out: Record<string, unknown> = {};
     for (const name of schema.required ?? []) out[name] = sample(schema.properties[name]);
+    // A body of optional fields that needs some (minProperties: a PATCH): the first ones.
+    for (const name of Object.keys(schema.properties ?? {})) {
+      if (Object.keys(out).length >= (schema.minProperties ?? 0)) break;
+      out[name] ??= sample(schema.properties[name]);
+    }
     return out;
   }
   if (schema.type === 'boolean') return true;

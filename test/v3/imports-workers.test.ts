@@ -11,6 +11,9 @@ import { allItems, waitFor } from '../helpers/operations.ts';
 import { catalog, createImport, I } from '../helpers/imports.ts';
 
 const root = path.resolve(import.meta.dirname, '../..');
+// The server under test and its worker processes share one secrets key, as every process of one
+// database must (a worker with another key refuses to start: spec/DECISIONS.md).
+const SECRETS_KEY = 'imports-workers-test-key';
 const N = 300;
 
 function startWorker(b: FilesBoot, slowMs = 0): ChildProcess {
@@ -19,7 +22,7 @@ function startWorker(b: FilesBoot, slowMs = 0): ChildProcess {
     DATABASE_URL: b.database.url,
     FILES_DIR: b.filesDir,
     LOG_LEVEL: process.env.DEBUG_WORKERS ?? 'silent',
-    SECRETS_KEY: 'imports-workers-test-key',
+    SECRETS_KEY,
     SLOW_GRANT_MS: String(slowMs),
   };
   if (b.database.schema) env.DATABASE_SCHEMA = b.database.schema;
@@ -72,7 +75,7 @@ async function finished(b: FilesBoot, id: string) {
 const t = suite('imports in worker processes');
 
 t('SIGKILL mid-attempt: after a restart every row is applied exactly once', async () => {
-  const b = await bootFiles('local');
+  const b = await bootFiles('local', { env: { SECRETS_KEY } });
   const workers: ChildProcess[] = [];
   try {
     await catalog(b, 'EXT-K');

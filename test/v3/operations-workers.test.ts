@@ -6,11 +6,16 @@ import path from 'node:path';
 import { suite } from 'uvu';
 import * as assert from 'uvu/assert';
 import { transaction } from '../../src/db/tx.ts';
-import { boot, type Booted } from '../helpers/app.ts';
+import { boot as bootApp, type Booted } from '../helpers/app.ts';
 import { allItems, submit, waitFor } from '../helpers/operations.ts';
 
 const root = path.resolve(import.meta.dirname, '../..');
 const pg = Boolean(process.env.TEST_DATABASE_URL);
+
+// The server under test and its worker processes share one secrets key, as every process of one
+// database must (a worker with another key refuses to start: spec/DECISIONS.md).
+const SECRETS_KEY = 'operations-workers-test-key';
+const boot = () => bootApp({ env: { SECRETS_KEY } });
 
 /** A `npm run worker` process; `slowMs` makes each item that much slower (to stop it mid-batch). */
 function startWorker(b: Booted, slowMs = 0): ChildProcess {
@@ -18,7 +23,7 @@ function startWorker(b: Booted, slowMs = 0): ChildProcess {
     ...process.env,
     DATABASE_URL: b.database.url,
     LOG_LEVEL: 'silent',
-    SECRETS_KEY: 'operations-workers-test-key',
+    SECRETS_KEY,
     SLOW_ITEM_MS: String(slowMs),
   };
   if (b.database.schema) env.DATABASE_SCHEMA = b.database.schema;
