@@ -1,11 +1,11 @@
 // Runs every uvu suite under test/ on SQLite, then again on PostgreSQL when TEST_DATABASE_URL is
 // set, and ends with one line: `N passed, M failed`.
 //
-// Each test file runs in a process of its own, TEST_JOBS at a time (default: the machine's cores):
-// suites spend much of their time waiting on sockets, timers and the job engine, so files run side
-// by side even on two cores. A file's output is printed whole when it ends (never interleaved),
-// and the slowest files are listed at the end of each pass. Timings are kept between runs so the
-// longest files start first.
+// The files are split into TEST_JOBS shards (default: the machine's cores), each run by one uvu
+// process, side by side: suites spend much of their time waiting on sockets, timers and the job
+// engine. A file's output is printed whole when the next one starts (never interleaved), and the
+// slowest files are listed at the end of each pass. Timings are kept between runs to balance the
+// shards.
 //
 //   npm test                     every suite
 //   npm test -- users            suites whose path matches (a regular expression, as uvu reads it)
@@ -61,53 +61,90 @@ function writeTimings(runs: FileRun[]): void {
 
 const escape = (s: string) => s.replace(/[.*+?^${}()|[\]\\]/g, '\\$&');
 
-function runFile(name: string, env: NodeJS.ProcessEnv): Promise<FileRun> {
-  const started = performance.now();
+/**
+ * Runs a shard of files in one uvu process (a process per file paid the app's start-up, its
+ * modules and the contract's compiled validators, a hundred times: more than the tests). uvu prints
+ * each file's name as it starts it: that splits the output, and the time, by file.
+ */
+function runShard(
+  names: string[],
+  env: NodeJS.ProcessEnv,
+): Promise<{ runs: FileRun[]; tally: Tally }> {
+  const pattern = `^(${names.map(escape).join('|')})$`;
+  const known = new Set(names);
   return new Promise((resolve) => {
-    const child = spawn(process.execPath, [uvuBin, '-r', 'tsx', 'test', `^${escape(name)}$`], {
+    const child = spawn(process.execPath, [uvuBin, '-r', 'tsx', 'test', pattern], {
       cwd: root,
       env,
       stdio: ['ignore', 'pipe', 'pipe'],
     });
-    const chunks: Buffer[] = [];
-    child.stdout.on('data', (c: Buffer) => chunks.push(c));
-    child.stderr.on('data', (c: Buffer) => chunks.push(c));
+    const runs: FileRun[] = [];
+    let all = '';
+    let current: { name: string; started: number; out: string } | undefined;
+    let pending = '';
+    const finish = () => {
+      if (!current) return;
+      const ms = performance.now() - current.started;
+      const plain = current.out.replace(/\x1b\[[0-9;]*m/g, '');
+      const failed = (plain.match(/ FAIL /g) ?? []).length;
+      process.stdout.write(`\n--- ${current.name} (${(ms / 1000).toFixed(1)} s)\n${current.out}`);
+      runs.push({ name: current.name, ms, passed: 0, failed, skipped: 0 });
+      current = undefined;
+    };
+    const take = (text: string) => {
+      all += text;
+      pending += text;
+      const lines = pending.split('\n');
+      pending = lines.pop()!;
+      for (const line of lines) {
+        const plain = line.replace(/\x1b\[[0-9;]*m/g, '').trim();
+        if (known.has(plain)) {
+          finish();
+          current = { name: plain, started: performance.now(), out: '' };
+        }
+        if (current) current.out += line + '\n';
+        else process.stdout.write(line + '\n');
+      }
+    };
+    child.stdout.on('data', (c: Buffer) => take(c.toString()));
+    child.stderr.on('data', (c: Buffer) => take(c.toString()));
     child.on('close', (code) => {
-      const out = Buffer.concat(chunks).toString();
-      const plain = out.replace(/\x1b\[[0-9;]*m/g, '');
+      take('\n');
+      finish();
+      const plain = all.replace(/\x1b\[[0-9;]*m/g, '');
       const num = (label: string) =>
         Number(plain.match(new RegExp(`${label}:\\s+(\\d+)`))?.[1] ?? 0);
-      const ms = performance.now() - started;
       // uvu's Total counts the tests that ran; skipped ones (t.skip) are not in it.
       let failed = num('Total') - num('Passed');
-      // A suite that crashed before reporting counts as a failure, never as a silent pass.
+      // A shard that crashed before reporting counts as a failure, never as a silent pass.
       if (code !== 0 && failed === 0) failed = 1;
-      process.stdout.write(`\n--- ${name} (${(ms / 1000).toFixed(1)} s)\n${out}`);
-      resolve({ name, ms, passed: num('Passed'), failed, skipped: num('Skipped') });
+      resolve({ runs, tally: { passed: num('Passed'), failed, skipped: num('Skipped') } });
     });
   });
 }
 
 async function runPass(label: string, env: NodeJS.ProcessEnv, files: string[]): Promise<Tally> {
-  console.log(`\n=== ${label}: ${files.length} files, ${jobs} at a time ===`);
+  const shards = Math.min(jobs, files.length);
+  console.log(`\n=== ${label}: ${files.length} files in ${shards} processes ===`);
   const started = performance.now();
   const timings = readTimings();
-  // Longest first (known timings, else the biggest file), so the pass does not end on one long file.
-  const weight = (f: string) => timings[f] ?? fs.statSync(path.join(testDir, f)).size / 10;
-  const queue = [...files].sort((a, b) => weight(b) - weight(a));
-  const runs: FileRun[] = [];
-  await Promise.all(
-    Array.from({ length: Math.min(jobs, queue.length) }, async () => {
-      for (let f = queue.shift(); f; f = queue.shift()) runs.push(await runFile(f, env));
-    }),
-  );
+  // Longest first into the least loaded shard, so the shards end about together.
+  const weight = (f: string) => timings[f] ?? fs.statSync(path.join(testDir, f)).size / 1000;
+  const bins = Array.from({ length: shards }, () => ({ load: 0, files: [] as string[] }));
+  for (const f of [...files].sort((a, b) => weight(b) - weight(a))) {
+    const bin = bins.reduce((a, b) => (b.load < a.load ? b : a));
+    bin.files.push(f);
+    bin.load += weight(f);
+  }
+  const results = await Promise.all(bins.map((b) => runShard(b.files, env)));
+  const runs = results.flatMap((r) => r.runs);
   writeTimings(runs);
   const slowest = [...runs].sort((a, b) => b.ms - a.ms).slice(0, 8);
   console.log(`\n${label}: slowest files`);
   for (const r of slowest) console.log(`  ${(r.ms / 1000).toFixed(1).padStart(6)} s  ${r.name}`);
   const failedFiles = runs.filter((r) => r.failed > 0).map((r) => r.name);
   if (failedFiles.length) console.log(`${label}: failing files: ${failedFiles.join(', ')}`);
-  const sum = total(runs);
+  const sum = total(results.map((r) => r.tally));
   const wall = ((performance.now() - started) / 1000).toFixed(0);
   console.log(`${label}: ${sum.passed} passed, ${sum.failed} failed in ${wall} s`);
   return sum;

@@ -20,14 +20,19 @@ export async function submit(
   });
 }
 
-/** Polls GET /operations/{id} until `until` holds (default: a final status); at most 15 s. */
+/**
+ * Polls GET /operations/{id} until `until` holds (default: a final status); at most `ms` (15 s; a
+ * liveness deadline, not a speed assertion: suites whose work runs in worker processes they start
+ * give those processes' start-up time on a busy machine).
+ */
 export async function waitFor(
   b: Booted,
   id: string,
   until: (op: any) => boolean = (op) => FINAL.includes(op.status),
   secret?: string,
+  ms = 15_000,
 ): Promise<any> {
-  const deadline = Date.now() + 15_000;
+  const deadline = Date.now() + ms;
   for (;;) {
     const res = await b.api('GET', `/api/v3/operations/${id}`, { secret });
     assert.is(res.status, 200);

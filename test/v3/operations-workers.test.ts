@@ -49,7 +49,8 @@ const rows = (n: number, tag: string) =>
 
 /** Every item succeeded once: had an item run again after its effect committed, it would say created: false. */
 async function assertAppliedOnce(b: Booted, id: string, n: number) {
-  const op = await waitFor(b, id);
+  // A restarted worker process starts (tsx, the app's modules, the job engine) before it resumes.
+  const op = await waitFor(b, id, undefined, undefined, 90_000);
   assert.is(op.status, 'succeeded');
   assert.equal(op.progress, { total: n, done: n, failed: 0 });
   const items = await allItems(b, id);
