@@ -23,6 +23,8 @@ export class PgJobs implements JobEngine {
   private runner: Runner | undefined;
   private stopping = false;
   private restart: NodeJS.Timeout | undefined;
+  /** A runner being started: a stop that comes meanwhile waits for it and stops it. */
+  private launching: Promise<void> | undefined;
   private readonly schema: string;
   /** graphile-worker's own connections (it LISTENs on one): not taken from the request pool. */
   private readonly pool: pg.Pool;
@@ -114,6 +116,12 @@ export class PgJobs implements JobEngine {
         taskList,
         parsedCronItems,
       });
+      if (this.stopping) {
+        // Stopped while run() was starting: this runner may already hold a job, and a process
+        // that exits now would leave that job's operation leased to it.
+        await runner.stop().catch(() => undefined);
+        return;
+      }
       this.runner = runner;
       // graphile-worker stops by itself on a fatal error, or when it hears (database-wide) that a
       // schema was installed or migrated, even another school's or test suite's. A worker that
@@ -124,16 +132,29 @@ export class PgJobs implements JobEngine {
           if (this.stopping || this.runner !== runner) return;
           this.runner = undefined;
           this.restart = setTimeout(() => {
-            launch().catch((err) => this.pino.error({ err }, 'job runner could not restart'));
+            void this.launch(launch).catch((err) =>
+              this.pino.error({ err }, 'job runner could not restart'),
+            );
           }, 1000);
         });
     };
-    await launch();
+    await this.launch(launch);
+  }
+
+  private async launch(launch: () => Promise<void>): Promise<void> {
+    const started = launch();
+    this.launching = started;
+    try {
+      await started;
+    } finally {
+      if (this.launching === started) this.launching = undefined;
+    }
   }
 
   async stop(): Promise<void> {
     this.stopping = true;
     clearTimeout(this.restart);
+    await this.launching?.catch(() => undefined);
     const runner = this.runner;
     this.runner = undefined;
     // The runner may have stopped by itself (a fatal error, logged when it happened).
