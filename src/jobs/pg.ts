@@ -157,8 +157,12 @@ export class PgJobs implements JobEngine {
     await this.launching?.catch(() => undefined);
     const runner = this.runner;
     this.runner = undefined;
-    // The runner may have stopped by itself (a fatal error, logged when it happened).
+    // The runner may have stopped by itself (a fatal error, logged when it happened), or be
+    // stopping by itself: graphile-worker shuts its pool down when any worker in the database
+    // announces a breaking migration, and then runner.stop() returns at once while that pool's
+    // jobs still run. Its promise settles only when every job has finished or released its unit.
     await runner?.stop().catch(() => undefined);
+    await runner?.promise.catch(() => undefined);
   }
 
   /** Closes graphile-worker's connections (after stop). */

@@ -64,6 +64,28 @@ if (pg) {
       await database.drop();
     }
   });
+  t('stop() while the pool is shutting itself down still waits for its tasks', async () => {
+    const database = await freshDatabase();
+    try {
+      const { jobs, seen, tasks } = await engine(database);
+      await transaction(database.db, (tx) => jobs.enqueue(tx, 'hold', {}));
+      await jobs.start(tasks, []);
+      for (const deadline = Date.now() + 10_000; seen.started === 0 && Date.now() < deadline;)
+        await new Promise((r) => setTimeout(r, 20));
+      assert.is(seen.started, 1);
+      // What graphile-worker hears when any worker of the database installs a breaking migration
+      // (another school's schema, another test suite's): every pool shuts itself down.
+      const exitCode = process.exitCode;
+      await database.db.raw(`select pg_notify('worker:migrate', '{"breaking":true}')`);
+      await new Promise((r) => setTimeout(r, 300));
+      await jobs.close();
+      process.exitCode = exitCode; // graphile-worker sets 57 for the process it thinks it ends
+      assert.is(seen.running, 0, 'stop() returned while a task was still running');
+    } finally {
+      await database.db.destroy();
+      await database.drop();
+    }
+  });
 } else {
   t('PostgreSQL only (TEST_DATABASE_URL is not set)', () => undefined);
 }
