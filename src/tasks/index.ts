@@ -10,6 +10,7 @@ import { sweepAudit } from './sweep-audit.ts';
 import { sendEmail } from './send-email.ts';
 import { sweepUploads } from './sweep-uploads.ts';
 import { sweepExports } from './sweep-exports.ts';
+import { filesPurge } from './files-purge.ts';
 
 export function taskList(s: Services): TaskList {
   return {
@@ -24,6 +25,7 @@ export function taskList(s: Services): TaskList {
     'email.send': sendEmail(s.outbox),
     'sweep.uploads': sweepUploads(s.uploads),
     'sweep.exports': sweepExports(s.exports),
+    'files.purge': filesPurge(s.files),
   };
 }
 

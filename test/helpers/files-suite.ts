@@ -6,6 +6,7 @@ import { suite } from 'uvu';
 import * as assert from 'uvu/assert';
 import { credentialWith, newKey } from './app.ts';
 import { bootFiles, sha256, type Backend, type FilesBoot } from './files.ts';
+import { allItems, waitFor } from './operations.ts';
 
 const MiB = 1024 * 1024;
 
@@ -478,6 +479,70 @@ export function filesSuite(backend: Backend) {
       assert.is(JSON.parse(r.text).error.details[0].reason, 'part_too_large');
     });
   }
+
+  // Last: it starts the workers (their sweeps would otherwise run beside the tests above).
+  t(
+    "a sandbox reset deletes the account's files, uploads, imports and exports; a job deletes the bytes",
+    async ({ b }) => {
+      const { id } = await b.app.services.accounts.createAccount({ name: 'Files', sandbox: true });
+      const { secret } = await b.app.services.accounts.createRootCredential({
+        accountId: id,
+        permissions: ['*'],
+      });
+      const as = { secret };
+      const csv = Buffer.from('email,product_external_id,status\nana@example.com,X,active\n');
+      const made = await createUpload(
+        b,
+        csv,
+        { purpose: 'import', content_type: 'text/csv' },
+        secret,
+      );
+      assert.is(made.status, 201, made.text);
+      const put = await putPart(made.body.part_urls[0].url, csv);
+      const done = await b.api('POST', `/api/v3/uploads/${made.body.data.id}/completions`, {
+        ...as,
+        key: newKey(),
+        body: { parts: [{ number: 1, etag: put.etag, sha256: sha256(csv) }] },
+      });
+      const fileId = done.body.data.file_id;
+      const imp = await b.api('POST', '/api/v3/imports', {
+        ...as,
+        key: newKey(),
+        body: { file_id: fileId, type: 'students_access' },
+      });
+      assert.is(imp.status, 201, imp.text);
+      const open = await createUpload(b, Buffer.from('unfinished'), {}, secret);
+      const { storage_key } = await b.app
+        .db('files')
+        .where({ id: Number(fileId) })
+        .first();
+      await b.app.startWorkers();
+
+      const reset = await b.api('POST', '/api/v3/sandbox/resets', { ...as, key: newKey() });
+      assert.is(reset.status, 202, reset.text);
+      const op = await waitFor(b, reset.body.data.id, undefined, secret);
+      assert.is(op.status, 'succeeded');
+      const [item] = await allItems(b, op.id, secret);
+      assert.equal(
+        [item.result.files, item.result.uploads, item.result.imports, item.result.exports],
+        [1, 1, 1, 0],
+      );
+      assert.is((await b.api('GET', `/api/v3/files/${fileId}`, as)).status, 404);
+      assert.is((await b.api('GET', `/api/v3/imports/${imp.body.data.id}`, as)).status, 404);
+      const ended = await b.api('GET', `/api/v3/uploads/${open.body.data.id}`, as);
+      assert.is(ended.body.data.status, 'expired');
+      // The bytes go in the files.purge job the reset enqueued.
+      let gone = false;
+      for (const deadline = Date.now() + 15_000; !gone && Date.now() < deadline;) {
+        gone = await b.app.services.files.storage.read(storage_key).then(
+          (s) => (s.destroy(), false),
+          () => true,
+        );
+        if (!gone) await new Promise((r) => setTimeout(r, 50));
+      }
+      assert.ok(gone, 'the stored bytes were deleted');
+    },
+  );
 
   return t;
 }

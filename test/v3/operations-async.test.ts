@@ -105,7 +105,16 @@ t(
     const op = await waitFor(b, res.body.data.id, undefined, secret);
     assert.is(op.status, 'succeeded');
     const [item] = await allItems(b, op.id, secret);
-    assert.equal(item.result, { users: 2, tags: 2, diamonds: 0, operations: 1 });
+    assert.equal(item.result, {
+      users: 2,
+      tags: 2,
+      diamonds: 0,
+      imports: 0,
+      exports: 0,
+      operations: 1,
+      files: 0,
+      uploads: 0,
+    });
 
     for (const path of ['/api/v3/users', '/api/v3/tags', P]) {
       const list = await b.api('GET', path, as);

@@ -176,7 +176,16 @@ t(
       items.map((i) => i.key),
       ['reset', 'product'],
     );
-    assert.equal(items[0].result, { users: 1, tags: 2, diamonds: 0, operations: 0 });
+    assert.equal(items[0].result, {
+      users: 1,
+      tags: 2,
+      diamonds: 0,
+      imports: 0,
+      exports: 0,
+      operations: 0,
+      files: 0,
+      uploads: 0,
+    });
     assert.equal((await b.api('GET', '/api/v3/users', as)).body.data, []);
     const products = (await b.api('GET', '/api/v3/products', as)).body.data;
     assert.is(products.length, 1);

@@ -41,11 +41,12 @@ async function hashRange(file: string, start = 0, size?: number): Promise<string
   return hash.digest('hex');
 }
 
-function fail(what: string, error: any, status: number): never {
+export function fail(what: string, error: any, status: number): never {
   throw new Error(`${what}: ${error?.error?.code ?? status}: ${error?.error?.message ?? ''}`);
 }
 
-export async function upload(o: UploadOptions): Promise<number> {
+/** Uploads the file and returns its file id. */
+export async function upload(o: UploadOptions): Promise<string> {
   const size = fs.statSync(o.file).size;
   const sha256 = await hashRange(o.file);
   const stateFile = path.join(o.stateDir, 'uploads', `${sha256}-${o.purpose}.json`);
@@ -144,10 +145,10 @@ export async function upload(o: UploadOptions): Promise<number> {
   });
   if (!done.data) fail('complete upload', done.error, done.response.status);
   fs.rmSync(stateFile, { force: true });
-  o.io.out(done.data.data.file_id!);
-  return 0;
+  return done.data.data.file_id!;
 }
 
+/** Downloads a file to `out` (default: its own name) and prints the path written. */
 export async function download(
   client: V3Client,
   id: string,

@@ -1,4 +1,5 @@
-// `npm run school -- <command>`: login, whoami, logout, operations watch. Human mode always pairs
+// `npm run school -- <command>`: login, whoami, logout, operations watch, events listen, files,
+// imports run, exports. Human mode always pairs
 // the administrator's access token with an API credential (--api-key or SCHOOL_API_KEY), which is
 // never stored.
 import { parseArgs } from 'node:util';
@@ -10,6 +11,14 @@ import { watch } from './watch.ts';
 import { download, upload } from './files.ts';
 import { createClient } from '../../client/index.ts';
 import { listen } from './listen.ts';
+import {
+  UsageError,
+  createExport,
+  downloadExport,
+  parseFilters,
+  parseMapping,
+  runImport,
+} from './imports.ts';
 import { unreachableMessage } from './reach.ts';
 import type { Io } from './io.ts';
 
@@ -36,6 +45,18 @@ Commands:
             missing parts are sent)
   files download ID [-o FILE]
             download a file (with a progress bar) to FILE or its own name
+  imports run FILE.csv [--map email=E-mail,product_external_id=Produto,status=Situacao]
+            [--duplicate-policy skip|keep_last] [--dry-run]
+            upload the CSV, create a students_access import, analyse it and print
+            its counters and the rows that are not ready (with the reason); then
+            process the ready rows with a progress bar (not with --dry-run). Exit 0
+            only when every ready row was applied.
+  exports create [--columns id,name,email,...] [--filters JSON] [-o FILE]
+            export the account's users to CSV (--filters as in POST /exports, e.g.
+            '{"tag_id":["3"],"status":"active"}'): wait for the export, then
+            download it to FILE (default export-ID.csv)
+  exports download ID [-o FILE]
+            download a completed export's CSV
 
 Options:
   --base-url URL   server (env SCHOOL_BASE_URL; default http://127.0.0.1:3000)
@@ -68,6 +89,11 @@ export async function main(argv: string[], io: Io = defaultIo): Promise<number> 
         stream: { type: 'string' },
         json: { type: 'boolean' },
         purpose: { type: 'string' },
+        map: { type: 'string' },
+        'duplicate-policy': { type: 'string' },
+        'dry-run': { type: 'boolean' },
+        columns: { type: 'string' },
+        filters: { type: 'string' },
         type: { type: 'string' },
         output: { type: 'string', short: 'o' },
         help: { type: 'boolean', short: 'h' },
@@ -89,6 +115,14 @@ export async function main(argv: string[], io: Io = defaultIo): Promise<number> 
   );
   const server = new Server(baseUrl);
   const store = new TokenStore(configDir(io.env));
+  /** The typed client for a command that calls v3: human mode when logged in, else the key alone. */
+  const v3 = (apiKey: string) =>
+    createClient({
+      baseUrl,
+      secret: apiKey,
+      accessToken: store.get(server.baseUrl) ? () => accessToken(server, store) : undefined,
+    });
+  const pollMs = io.env.SCHOOL_POLL_MS ? Number(io.env.SCHOOL_POLL_MS) : undefined;
   try {
     switch (command) {
       case 'login':
@@ -168,20 +202,72 @@ export async function main(argv: string[], io: Io = defaultIo): Promise<number> 
           io.err('error: pass --api-key or set SCHOOL_API_KEY');
           return 2;
         }
-        const human = store.get(server.baseUrl) !== undefined;
-        const client = createClient({
-          baseUrl,
-          secret: apiKey,
-          accessToken: human ? () => accessToken(server, store) : undefined,
-        });
+        const client = v3(apiKey);
         if (action === 'download') return await download(client, target, values.output, io);
-        return await upload({
-          client,
-          file: target,
-          purpose: purpose as 'import' | 'attachment',
-          contentType: values.type,
+        io.out(
+          await upload({
+            client,
+            file: target,
+            purpose: purpose as 'import' | 'attachment',
+            contentType: values.type,
+            stateDir: configDir(io.env),
+            io,
+          }),
+        );
+        return 0;
+      }
+      case 'imports': {
+        const apiKey = values['api-key'] ?? io.env.SCHOOL_API_KEY;
+        const policy = values['duplicate-policy'];
+        if (
+          positionals[1] !== 'run' ||
+          !positionals[2] ||
+          (policy !== undefined && policy !== 'skip' && policy !== 'keep_last')
+        ) {
+          io.err(
+            `Usage: npm run school -- imports run FILE.csv [--map F=H,...] [--duplicate-policy skip|keep_last] [--dry-run]\n\n${USAGE}`,
+          );
+          return 2;
+        }
+        if (!apiKey) {
+          io.err('error: pass --api-key or set SCHOOL_API_KEY');
+          return 2;
+        }
+        return await runImport({
+          client: v3(apiKey),
+          file: positionals[2],
+          mapping: parseMapping(values.map),
+          duplicatePolicy: policy,
+          dryRun: !!values['dry-run'],
           stateDir: configDir(io.env),
           io,
+          intervalMs: pollMs,
+        });
+      }
+      case 'exports': {
+        const apiKey = values['api-key'] ?? io.env.SCHOOL_API_KEY;
+        const [, action, id] = positionals;
+        if (!(action === 'create' || (action === 'download' && id))) {
+          io.err(
+            `Usage: npm run school -- exports create [--columns a,b] [--filters JSON] [-o FILE]\n       npm run school -- exports download ID [-o FILE]\n\n${USAGE}`,
+          );
+          return 2;
+        }
+        if (!apiKey) {
+          io.err('error: pass --api-key or set SCHOOL_API_KEY');
+          return 2;
+        }
+        if (action === 'download') return await downloadExport(v3(apiKey), id!, values.output, io);
+        return await createExport({
+          client: v3(apiKey),
+          columns: (values.columns ?? 'id,name,email,created_at')
+            .split(',')
+            .map((c) => c.trim())
+            .filter(Boolean),
+          filters: parseFilters(values.filters),
+          out: values.output,
+          io,
+          intervalMs: pollMs,
         });
       }
       case 'operations': {
@@ -194,17 +280,12 @@ export async function main(argv: string[], io: Io = defaultIo): Promise<number> 
           io.err('error: pass --api-key or set SCHOOL_API_KEY');
           return 2;
         }
-        const human = store.get(server.baseUrl) !== undefined;
         return await watch({
-          client: createClient({
-            baseUrl,
-            secret: apiKey,
-            accessToken: human ? () => accessToken(server, store) : undefined,
-          }),
+          client: v3(apiKey),
           id: positionals[2],
           io,
           stream: io.bars,
-          intervalMs: io.env.SCHOOL_POLL_MS ? Number(io.env.SCHOOL_POLL_MS) : undefined,
+          intervalMs: pollMs,
         });
       }
       default:
@@ -212,6 +293,10 @@ export async function main(argv: string[], io: Io = defaultIo): Promise<number> 
         return 2;
     }
   } catch (err) {
+    if (err instanceof UsageError) {
+      io.err(`error: ${err.message}`);
+      return 2;
+    }
     io.err(`error: ${unreachableMessage(err, baseUrl) ?? describe(err)}`);
     return 1;
   }

@@ -66,6 +66,24 @@ export const filesRepo = {
     });
   },
 
+  /** Every available file of the account marked deleted at `now` (a sandbox reset). */
+  markAccountDeleted(tx: Tx, accountId: number, now: string): Promise<number> {
+    return tx('files')
+      .where({ account_id: accountId, status: 'available' })
+      .update({ status: 'deleted', deleted_at: now });
+  },
+
+  /** The storage keys of the account's files deleted at `now`, a page after `afterId`. */
+  async deletedAt(q: Tx | Db, accountId: number, now: string, afterId: number, limit: number) {
+    const rows = await q('files')
+      .where({ account_id: accountId, status: 'deleted', deleted_at: now })
+      .where('id', '>', afterId)
+      .orderBy('id')
+      .limit(limit)
+      .select('id', 'storage_key');
+    return rows.map((r: any) => ({ id: Number(r.id), storageKey: String(r.storage_key) }));
+  },
+
   async markDeleted(tx: Tx, id: number, now: string): Promise<boolean> {
     const n = await tx('files')
       .where({ id, status: 'available' })

@@ -8,6 +8,7 @@ import { transaction } from '../../db/tx.ts';
 import { AppError } from '../../errors.ts';
 import { randomHex } from '../shared/ids.ts';
 import { filesRepo, publicFile, type FileRecord, type StoredFile } from './repo.ts';
+import { uploadsRepo } from './uploads-repo.ts';
 import type { Expiry, Storage } from './storage/types.ts';
 
 export type { StoredFile } from './repo.ts';
@@ -85,6 +86,33 @@ export class FilesService {
     const now = this.clock.now().toISOString();
     await transaction(this.db, (tx) => filesRepo.markDeleted(tx, f.id, now));
     await this.storage.remove(f.storageKey);
+  }
+
+  /**
+   * A sandbox reset: every file of the account is deleted and every unfinished upload ends, in the
+   * reset's transaction; the bytes go afterwards (`purgeDeleted`, a job the caller enqueues in the
+   * same transaction), since a store cannot roll back with the database.
+   */
+  async resetAccount(
+    tx: Tx,
+    accountId: number,
+  ): Promise<{ files: number; uploads: number; at: string }> {
+    const at = this.clock.now().toISOString();
+    const files = await filesRepo.markAccountDeleted(tx, accountId, at);
+    const uploads = await uploadsRepo.expireAccount(tx, accountId, at);
+    return { files, uploads, at };
+  }
+
+  /** Deletes the bytes of the files a reset deleted at `at` (a retried job deletes nothing twice). */
+  async purgeDeleted(accountId: number, at: string): Promise<number> {
+    let n = 0;
+    for (let after = 0; ;) {
+      const page = await filesRepo.deletedAt(this.db, accountId, at, after, 100);
+      if (page.length === 0) return n;
+      for (const f of page) await this.storage.remove(f.storageKey);
+      n += page.length;
+      after = page.at(-1)!.id;
+    }
   }
 
   /** A signed URL that serves the file's bytes for the next hour. */

@@ -112,6 +112,14 @@ export const uploadsRepo = {
   },
 
   /** Unfinished uploads whose 24 hours have passed (at most `limit`). */
+  /** The account's unfinished uploads end now: they read as expired and the sweep deletes their parts. */
+  expireAccount(tx: Tx, accountId: number, now: string): Promise<number> {
+    return tx('uploads')
+      .where('account_id', accountId)
+      .whereIn('status', ['pending', 'completing'])
+      .update({ expires_at: now });
+  },
+
   async expired(q: Tx | Db, now: string, limit: number): Promise<Upload[]> {
     const rows = await q('uploads')
       .whereIn('status', ['pending', 'completing'])

@@ -12,7 +12,8 @@ import { sandboxRepo } from './repo.ts';
 import { emptySchool, school1000 } from './school.ts';
 import type { Scenario, ScenarioPayload, ScenarioTools } from './tools.ts';
 
-export type CatalogReset = (tx: Tx, accountId: number) => Promise<void>;
+/** The other areas' part of a reset; returns counts of what it deleted, for the item's result. */
+export type CatalogReset = (tx: Tx, accountId: number) => Promise<Record<string, number> | void>;
 
 /** A Map, not an object: a name such as `__proto__` or `toString` finds nothing. */
 export const SCENARIOS: ReadonlyMap<string, Scenario> = new Map([
@@ -61,8 +62,8 @@ type Reset = (tx: Tx, accountId: number, operationId: number) => Promise<Record<
 /** The item of a `sandbox.reset` operation: the catalog first (its schedules own tags), then the rest. */
 export function resetSandbox(resetCatalog: CatalogReset | undefined): Reset {
   return async (tx: Tx, accountId: number, operationId: number) => {
-    if (resetCatalog) await resetCatalog(tx, accountId);
-    return sandboxRepo.empty(tx, accountId, operationId);
+    const others = resetCatalog ? await resetCatalog(tx, accountId) : undefined;
+    return { ...(await sandboxRepo.empty(tx, accountId, operationId)), ...others };
   };
 }
 
