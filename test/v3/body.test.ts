@@ -181,15 +181,40 @@ t('400 unknown_parameter; 422 for a parameter out of range', async ({ b }) => {
   );
 });
 
-t('405 with Allow, 503 operation_not_catalogued outside the spec', async ({ b }) => {
-  const res = await b.api('DELETE', '/api/v3/capabilities');
-  assert.is(res.status, 405);
-  assert.is(res.body.error.code, 'method_not_allowed');
-  assert.is(res.headers.get('allow'), 'GET');
-  const unknown = await b.api('GET', '/api/v3/no-such-thing');
-  assert.is(unknown.status, 503);
-  assert.is(unknown.body.error.code, 'operation_not_catalogued');
-});
+t(
+  '405 with Allow; a path outside the contract is 404 with the nearest operation',
+  async ({ b }) => {
+    const res = await b.api('DELETE', '/api/v3/capabilities');
+    assert.is(res.status, 405);
+    assert.is(res.body.error.code, 'method_not_allowed');
+    assert.is(res.headers.get('allow'), 'GET');
+    const unknown = await b.api('GET', '/api/v3/no-such-thing');
+    assert.is(unknown.status, 404);
+    assert.is(unknown.body.error.code, 'not_found');
+    assert.equal(unknown.body.error.details, [
+      {
+        code: 'unknown_route',
+        message: 'No operation has this path; every operation is listed in /openapi.json.',
+      },
+    ]);
+    const typos: [string, string, string][] = [
+      ['GET', '/api/v3/user/12', 'GET /api/v3/users/{user_id}'],
+      ['GET', '/api/v3/usres', 'GET /api/v3/users'],
+      ['POST', '/api/v3/user', 'POST /api/v3/users'],
+      ['GET', '/api/v3/users/12/enrollment', 'GET /api/v3/users/{user_id}/enrollments'],
+      ['GET', '/api/v3/operation/9/items', 'GET /api/v3/operations/{operation_id}/items'],
+    ];
+    for (const [method, path, meant] of typos) {
+      const typo = await b.api(method, path, method === 'POST' ? { body: {} } : {});
+      assert.is(typo.status, 404, path);
+      assert.is(
+        typo.body.error.details[0].message,
+        `No operation has this path. Did you mean ${meant}?`,
+        path,
+      );
+    }
+  },
+);
 
 t('messages are localized; codes never change', async ({ b }) => {
   const messages = new Set<string>();
@@ -197,7 +222,7 @@ t('messages are localized; codes never change', async ({ b }) => {
     const res = await b.api('GET', '/api/v3/no-such-thing', {
       headers: { 'accept-language': lang },
     });
-    assert.is(res.body.error.code, 'operation_not_catalogued');
+    assert.is(res.body.error.code, 'not_found');
     messages.add(res.body.error.message);
   }
   assert.is(messages.size, 4);

@@ -1,6 +1,8 @@
 // Stage "route": the operation a request names, and the deprecation headers it carries. A path
-// that names no catalogued operation is 503 operation_not_catalogued; a wrong method 405; a path
-// whose only fault is an undecodable id 404.
+// that names no operation of the contract is 404 not_found, with the nearest operation suggested
+// when it looks like a typo of one; a wrong method 405; a path whose only fault is an undecodable
+// id 404. (503 operation_not_catalogued is for an operation of the contract that this server does
+// not serve: stage "execute".)
 import type { Context } from 'koa';
 import type { Clock } from '../../../clock.ts';
 import { AppError } from '../../../errors.ts';
@@ -18,7 +20,9 @@ export function routeStage(catalog: Operation[], clock: Clock, publicBaseUrl: st
       if (allow.length)
         throw new AppError('method_not_allowed', { headers: { Allow: allow.join(', ') } });
       if (router.routesWithBadEscapes(ctx.path)) throw new AppError('not_found');
-      throw new AppError('operation_not_catalogued');
+      throw new AppError('not_found', {
+        details: [unknownRoute(router.nearest(ctx.method, ctx.path))],
+      });
     }
     const d = match.op.deprecation;
     if (d) {
@@ -28,5 +32,15 @@ export function routeStage(catalog: Operation[], clock: Clock, publicBaseUrl: st
       if (clock.now().getTime() >= Date.parse(d.sunsetAt)) throw new AppError('operation_sunset');
     }
     return match;
+  };
+}
+
+/** The detail of a path that routes nowhere: what it may have meant, or where the list is. */
+export function unknownRoute(near: Operation | undefined) {
+  return {
+    code: 'unknown_route',
+    message: near
+      ? `No operation has this path. Did you mean ${near.method} ${V3_BASE}${near.path}?`
+      : `No operation has this path; every operation is listed in /openapi.json.`,
   };
 }
