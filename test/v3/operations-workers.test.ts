@@ -65,7 +65,9 @@ async function assertAppliedOnce(b: Booted, id: string, n: number) {
  * audit entry, and on SQLite the worker process holds the write lock for most of a batch.
  */
 async function startedWork(b: Booted, id: string) {
-  for (const deadline = Date.now() + 15_000; Date.now() < deadline;) {
+  // A worker process starts (tsx, the modules, the job engine) before its first item: on a busy
+  // machine that alone has taken over 15 s.
+  for (const deadline = Date.now() + 90_000; Date.now() < deadline;) {
     const row = await b.app
       .db('operations')
       .where({ id: Number(id) })
