@@ -14,6 +14,7 @@ import { spawn } from 'node:child_process';
 import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
+import { postgresProblem } from './test-preflight.ts';
 
 interface Tally {
   passed: number;
@@ -180,6 +181,14 @@ const files = testFiles(new RegExp(filter ?? '.', 'i'));
 if (!files.length) {
   console.error(`No test file under test/ matches ${filter}.`);
   process.exit(1);
+}
+
+if (process.env.TEST_DATABASE_URL) {
+  const problem = await postgresProblem(process.env.TEST_DATABASE_URL);
+  if (problem) {
+    console.error(problem);
+    process.exit(1);
+  }
 }
 
 if (!watch) {
