@@ -11,6 +11,7 @@ import { watch } from './watch.ts';
 import { download, upload } from './files.ts';
 import { createClient } from '../../client/index.ts';
 import { listen } from './listen.ts';
+import { completionScript } from './completion.ts';
 import {
   UsageError,
   createExport,
@@ -22,7 +23,7 @@ import {
 import { unreachableMessage } from './reach.ts';
 import type { Io } from './io.ts';
 
-const USAGE = `Usage: npm run school -- <command> [options]
+const USAGE = `Usage: npx school <command> [options]   (or: npm run school -- <command>)
 
 Commands:
   login     sign in as an administrator in the browser and store tokens
@@ -57,6 +58,8 @@ Commands:
             download it to FILE (default export-ID.csv)
   exports download ID [-o FILE]
             download a completed export's CSV
+  completion bash|zsh
+            print a shell completion script: source <(npx school completion bash)
 
 Options:
   --base-url URL   server (env SCHOOL_BASE_URL; default http://127.0.0.1:3000)
@@ -108,6 +111,15 @@ export async function main(argv: string[], io: Io = defaultIo): Promise<number> 
   if (values.help || !command) {
     (values.help ? io.out : io.err)(USAGE);
     return values.help ? 0 : 2;
+  }
+  if (command === 'completion') {
+    const script = completionScript(positionals[1] ?? '');
+    if (!script) {
+      io.err(`Usage: school completion bash|zsh\n\n${USAGE}`);
+      return 2;
+    }
+    io.out(script);
+    return 0;
   }
   const baseUrl = (values['base-url'] ?? io.env.SCHOOL_BASE_URL ?? 'http://127.0.0.1:3000').replace(
     /\/+$/,
