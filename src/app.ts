@@ -67,7 +67,7 @@ const CLIENT_GONE = new Set(['ECONNRESET', 'EPIPE', 'ECONNABORTED', 'HPE_INVALID
 
 export async function createApp(config: Config, options: AppOptions = {}) {
   const clock = options.clock ?? systemClock;
-  const logger = options.logger ?? createLogger(config.logLevel);
+  const logger = options.logger ?? createLogger(config.logLevel, undefined, config.logFormat);
   const db = options.db ?? createDb(config.databaseUrl, { schema: config.databaseSchema });
   await migrate(db);
   const spec = options.spec ?? loadSpec();

@@ -15,6 +15,8 @@ export interface Config {
   dataDir: string;
   workers: boolean;
   logLevel: string;
+  /** `pretty` (readable lines, for a terminal) or `json` (one object a line, for collectors). */
+  logFormat: 'json' | 'pretty';
   rateLimit: { source: number; account: number; credential: number };
   webhookAllowPrivateTargets: boolean;
   secretsKey: string | undefined;
@@ -55,6 +57,14 @@ function bool(value: string | undefined, fallback: boolean, name: string): boole
 
 const LOG_LEVELS = ['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent'];
 
+/** LOG_FORMAT: `auto` (the default: pretty when stdout is a terminal, else JSON), `json`, `pretty`. */
+function logFormat(value: string | undefined): 'json' | 'pretty' {
+  const format = (value || 'auto').toLowerCase();
+  if (format === 'auto') return process.stdout.isTTY ? 'pretty' : 'json';
+  if (format === 'json' || format === 'pretty') return format;
+  throw new ConfigError('LOG_FORMAT', `'${value}' is not one of auto, json, pretty`);
+}
+
 function logLevel(value: string | undefined): string {
   const level = value || 'info';
   if (!LOG_LEVELS.includes(level))
@@ -88,6 +98,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     dataDir,
     workers: bool(env.WORKERS, true, 'WORKERS'),
     logLevel: logLevel(env.LOG_LEVEL),
+    logFormat: logFormat(env.LOG_FORMAT),
     rateLimit: Object.freeze({
       source: int(env.RATE_LIMIT_SOURCE, 600, 'RATE_LIMIT_SOURCE'),
       account: int(env.RATE_LIMIT_ACCOUNT, 1200, 'RATE_LIMIT_ACCOUNT'),

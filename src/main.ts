@@ -8,6 +8,7 @@ import { createApp } from './app.ts';
 import { bootstrapDemo } from './cli/bootstrap.ts';
 import { holdSqliteLock } from './db/process-lock.ts';
 import { startOrExit } from './startup.ts';
+import { loadEnvFile } from './env-file.ts';
 
 /** A port free right now on host (the OS picks it). */
 function freePort(host: string): Promise<number> {
@@ -28,6 +29,7 @@ const { app, port } = await startOrExit(
   'npm start',
   () => ({ host: config?.host, port: config?.port, databaseUrl: config?.databaseUrl }),
   async () => {
+    loadEnvFile();
     config = loadConfig();
     // PORT=0 asks for any free port, and the public URL (OAuth issuer, auto-login links) must
     // name the real one, so the port is chosen before the app is built. Should another process

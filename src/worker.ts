@@ -13,15 +13,17 @@ import { startWorkers } from './tasks/index.ts';
 import { serveMetrics } from './http/metrics.ts';
 import { holdSqliteLock } from './db/process-lock.ts';
 import { startOrExit } from './startup.ts';
+import { loadEnvFile } from './env-file.ts';
 
 let seen: Config | undefined;
 const { config, logger, db, services, metrics } = await startOrExit(
   'npm run worker',
   () => ({ host: seen?.host, port: seen?.metricsPort, databaseUrl: seen?.databaseUrl }),
   async () => {
+    loadEnvFile();
     const config = (seen = loadConfig());
     holdSqliteLock(config.databaseUrl, 'worker');
-    const logger = createLogger(config.logLevel);
+    const logger = createLogger(config.logLevel, undefined, config.logFormat);
     const db = createDb(config.databaseUrl, { schema: config.databaseSchema });
     await migrate(db);
     const services = await createServices({ config, db, clock: systemClock, logger });
