@@ -1,6 +1,8 @@
 // `school completion bash|zsh`: a completion script for the shell (commands, their actions and
 // options; file names where a command takes a file). Load it with
 // `source <(npx school completion bash)` or put its output in your shell's completion folder.
+import { FIXTURES } from './trigger.ts';
+
 export const COMMANDS: Record<string, string[]> = {
   login: [],
   whoami: [],
@@ -10,6 +12,7 @@ export const COMMANDS: Record<string, string[]> = {
   files: ['upload', 'download'],
   imports: ['run'],
   exports: ['create', 'download'],
+  trigger: Object.keys(FIXTURES),
   completion: ['bash', 'zsh'],
 };
 

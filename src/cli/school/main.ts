@@ -12,6 +12,7 @@ import { download, upload } from './files.ts';
 import { createClient } from '../../client/index.ts';
 import { listen } from './listen.ts';
 import { completionScript } from './completion.ts';
+import { trigger } from './trigger.ts';
 import {
   UsageError,
   createExport,
@@ -58,6 +59,10 @@ Commands:
             download it to FILE (default export-ID.csv)
   exports download ID [-o FILE]
             download a completed export's CSV
+  trigger EVENT_TYPE
+            make the account record one event of that type through the v3 routes
+            that cause it (user.created, tag.assigned, enrollment.ended, ...), to try
+            a webhook receiver or an event stream; test credentials (sch_test_...) only
   completion bash|zsh
             print a shell completion script: source <(npx school completion bash)
 
@@ -281,6 +286,18 @@ export async function main(argv: string[], io: Io = defaultIo): Promise<number> 
           io,
           intervalMs: pollMs,
         });
+      }
+      case 'trigger': {
+        const apiKey = values['api-key'] ?? io.env.SCHOOL_API_KEY;
+        if (!positionals[1]) {
+          io.err(`Usage: school trigger EVENT_TYPE\n\n${USAGE}`);
+          return 2;
+        }
+        if (!apiKey) {
+          io.err('error: pass --api-key or set SCHOOL_API_KEY');
+          return 2;
+        }
+        return await trigger(v3(apiKey), positionals[1], io);
       }
       case 'operations': {
         const apiKey = values['api-key'] ?? io.env.SCHOOL_API_KEY;
