@@ -4,13 +4,12 @@ import crypto from 'node:crypto';
 import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
-import { PassThrough } from 'node:stream';
 import { suite } from 'uvu';
 import * as assert from 'uvu/assert';
-import { main } from '../../src/cli/school/main.ts';
 import { newKey } from '../helpers/app.ts';
 import { bootFiles, sha256, type FilesBoot } from '../helpers/files.ts';
 import { putPart } from '../helpers/files-suite.ts';
+import { school } from '../helpers/school-cli.ts';
 
 const MiB = 1024 * 1024;
 const t = suite<{ b: FilesBoot; dir: string }>('school files upload / download');
@@ -23,20 +22,8 @@ t.after(async (ctx) => {
   fs.rmSync(ctx.dir, { recursive: true, force: true });
 });
 
-async function run(b: FilesBoot, dir: string, args: string[]) {
-  const out: string[] = [];
-  const err: string[] = [];
-  const bars = new PassThrough();
-  let drawn = '';
-  bars.on('data', (c) => (drawn += c.toString()));
-  const code = await main([...args, '--base-url', b.url, '--api-key', b.secret], {
-    out: (l) => out.push(l),
-    err: (l) => err.push(l),
-    env: { SCHOOL_CONFIG_DIR: path.join(dir, 'config') },
-    bars,
-  });
-  return { code, out, err, drawn };
-}
+const run = (b: FilesBoot, dir: string, args: string[]) =>
+  school(b, args, { SCHOOL_CONFIG_DIR: path.join(dir, 'config') });
 
 t('upload in parts, then download the same bytes with a progress bar', async ({ b, dir }) => {
   const file = path.join(dir, 'big.bin');

@@ -3,12 +3,11 @@
 import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
-import { PassThrough } from 'node:stream';
 import { suite } from 'uvu';
 import * as assert from 'uvu/assert';
-import { main } from '../../src/cli/school/main.ts';
 import { bootFiles, type FilesBoot } from '../helpers/files.ts';
 import { catalog } from '../helpers/imports.ts';
+import { school } from '../helpers/school-cli.ts';
 
 const t = suite<{ b: FilesBoot; dir: string }>('school imports / exports');
 t.before(async (ctx) => {
@@ -21,20 +20,8 @@ t.after(async (ctx) => {
   fs.rmSync(ctx.dir, { recursive: true, force: true });
 });
 
-async function run(b: FilesBoot, dir: string, args: string[]) {
-  const out: string[] = [];
-  const err: string[] = [];
-  const bars = new PassThrough();
-  let drawn = '';
-  bars.on('data', (c) => (drawn += c.toString()));
-  const code = await main([...args, '--base-url', b.url, '--api-key', b.secret], {
-    out: (l) => out.push(l),
-    err: (l) => err.push(l),
-    env: { SCHOOL_CONFIG_DIR: path.join(dir, 'config'), SCHOOL_POLL_MS: '50' },
-    bars,
-  });
-  return { code, out, err, drawn };
-}
+const run = (b: FilesBoot, dir: string, args: string[]) =>
+  school(b, args, { SCHOOL_CONFIG_DIR: path.join(dir, 'config'), SCHOOL_POLL_MS: '50' });
 
 const CSV = [
   'E-mail,Produto,Situacao',

@@ -2,9 +2,9 @@
 // the v3 routes; live credentials are refused.
 import { suite } from 'uvu';
 import * as assert from 'uvu/assert';
-import { main } from '../../src/cli/school/main.ts';
 import { FIXTURES } from '../../src/cli/school/trigger.ts';
 import { boot, type Booted } from '../helpers/app.ts';
+import { school } from '../helpers/school-cli.ts';
 
 const t = suite<{ b: Booted; secret: string }>('school trigger');
 t.before(async (ctx) => {
@@ -21,14 +21,8 @@ t.before(async (ctx) => {
 t.after(async (ctx) => ctx.b.close());
 
 async function run(b: Booted, secret: string, args: string[]) {
-  const out: string[] = [];
-  const err: string[] = [];
-  const code = await main([...args, '--base-url', b.url, '--api-key', secret], {
-    out: (l) => out.push(l),
-    err: (l) => err.push(l),
-    env: {},
-  });
-  return { code, out: out.join('\n'), err: err.join('\n') };
+  const r = await school({ url: b.url, secret }, args);
+  return { code: r.code, out: r.out.join('\n'), err: r.err.join('\n') };
 }
 
 async function count(b: Booted, secret: string, type: string) {

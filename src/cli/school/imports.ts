@@ -10,7 +10,15 @@ const FINAL = ['succeeded', 'partially_succeeded', 'failed', 'canceled'];
 const MAPPED = ['email', 'product_external_id', 'status'] as const;
 type Field = (typeof MAPPED)[number];
 
-export class UsageError extends Error {}
+/** A command line that cannot work (exit 2); `bare`: the message is printed as it is. */
+export class UsageError extends Error {
+  constructor(
+    message: string,
+    readonly bare = false,
+  ) {
+    super(message);
+  }
+}
 
 /** `email=E-mail,status=Situacao` -> the import's mapping (CSV header of each field). */
 export function parseMapping(text: string | undefined): Partial<Record<Field, string>> {

@@ -120,7 +120,7 @@ export async function main(argv: string[], io: Io = defaultIo): Promise<number> 
   if (command === 'completion') {
     const script = completionScript(positionals[1] ?? '');
     if (!script) {
-      io.err(`Usage: school completion bash|zsh\n\n${USAGE}`);
+      io.err(`Usage: npx school completion bash|zsh\n\n${USAGE}`);
       return 2;
     }
     io.out(script);
@@ -140,6 +140,17 @@ export async function main(argv: string[], io: Io = defaultIo): Promise<number> 
       accessToken: store.get(server.baseUrl) ? () => accessToken(server, store) : undefined,
     });
   const pollMs = io.env.SCHOOL_POLL_MS ? Number(io.env.SCHOOL_POLL_MS) : undefined;
+  const apiKey = values['api-key'] ?? io.env.SCHOOL_API_KEY;
+  /** The API key of a command that calls v3 (exit 2 without one). */
+  const key = (): string => {
+    if (!apiKey) throw new UsageError('pass --api-key or set SCHOOL_API_KEY');
+    return apiKey;
+  };
+  /** A command line that cannot work: its usage, then the whole list (exit 2). */
+  // Typed as a whole, so that the compiler knows no code runs after a call.
+  const usage: (line: string) => never = (line) => {
+    throw new UsageError(`${line}\n\n${USAGE}`, true);
+  };
   try {
     switch (command) {
       case 'login':
@@ -161,17 +172,10 @@ export async function main(argv: string[], io: Io = defaultIo): Promise<number> 
       case 'logout':
         return await logout(server, store, io);
       case 'events': {
-        const apiKey = values['api-key'] ?? io.env.SCHOOL_API_KEY;
         if (positionals[1] !== 'listen') {
-          io.err(
-            `Usage: npm run school -- events listen [--types a,b] [--forward-to URL]\n\n${USAGE}`,
-          );
-          return 2;
+          usage(`Usage: npm run school -- events listen [--types a,b] [--forward-to URL]`);
         }
-        if (!apiKey) {
-          io.err('error: pass --api-key or set SCHOOL_API_KEY');
-          return 2;
-        }
+        const secret = key();
         const human = store.get(server.baseUrl) !== undefined;
         const stop = new AbortController();
         const onSignal = () => stop.abort();
@@ -192,17 +196,16 @@ export async function main(argv: string[], io: Io = defaultIo): Promise<number> 
             headers: async (): Promise<Record<string, string>> =>
               human
                 ? {
-                    'x-api-key': apiKey,
+                    'x-api-key': secret,
                     authorization: `Bearer ${await accessToken(server, store)}`,
                   }
-                : { authorization: `Bearer ${apiKey}` },
+                : { authorization: `Bearer ${secret}` },
           });
         } finally {
           process.off('SIGINT', onSignal).off('SIGTERM', onSignal);
         }
       }
       case 'files': {
-        const apiKey = values['api-key'] ?? io.env.SCHOOL_API_KEY;
         const [, action, target] = positionals;
         const purpose = values.purpose;
         const ok =
@@ -210,16 +213,11 @@ export async function main(argv: string[], io: Io = defaultIo): Promise<number> 
           ((action === 'upload' && (purpose === 'import' || purpose === 'attachment')) ||
             action === 'download');
         if (!ok) {
-          io.err(
-            `Usage: npm run school -- files upload FILE --purpose import|attachment\n       npm run school -- files download ID [-o FILE]\n\n${USAGE}`,
+          usage(
+            `Usage: npm run school -- files upload FILE --purpose import|attachment\n       npm run school -- files download ID [-o FILE]`,
           );
-          return 2;
         }
-        if (!apiKey) {
-          io.err('error: pass --api-key or set SCHOOL_API_KEY');
-          return 2;
-        }
-        const client = v3(apiKey);
+        const client = v3(key());
         if (action === 'download') return await download(client, target, values.output, io);
         io.out(
           await upload({
@@ -234,24 +232,18 @@ export async function main(argv: string[], io: Io = defaultIo): Promise<number> 
         return 0;
       }
       case 'imports': {
-        const apiKey = values['api-key'] ?? io.env.SCHOOL_API_KEY;
         const policy = values['duplicate-policy'];
         if (
           positionals[1] !== 'run' ||
           !positionals[2] ||
           (policy !== undefined && policy !== 'skip' && policy !== 'keep_last')
         ) {
-          io.err(
-            `Usage: npm run school -- imports run FILE.csv [--map F=H,...] [--duplicate-policy skip|keep_last] [--dry-run]\n\n${USAGE}`,
+          usage(
+            `Usage: npm run school -- imports run FILE.csv [--map F=H,...] [--duplicate-policy skip|keep_last] [--dry-run]`,
           );
-          return 2;
-        }
-        if (!apiKey) {
-          io.err('error: pass --api-key or set SCHOOL_API_KEY');
-          return 2;
         }
         return await runImport({
-          client: v3(apiKey),
+          client: v3(key()),
           file: positionals[2],
           mapping: parseMapping(values.map),
           duplicatePolicy: policy,
@@ -262,21 +254,15 @@ export async function main(argv: string[], io: Io = defaultIo): Promise<number> 
         });
       }
       case 'exports': {
-        const apiKey = values['api-key'] ?? io.env.SCHOOL_API_KEY;
         const [, action, id] = positionals;
         if (!(action === 'create' || (action === 'download' && id))) {
-          io.err(
-            `Usage: npm run school -- exports create [--columns a,b] [--filters JSON] [-o FILE]\n       npm run school -- exports download ID [-o FILE]\n\n${USAGE}`,
+          usage(
+            `Usage: npm run school -- exports create [--columns a,b] [--filters JSON] [-o FILE]\n       npm run school -- exports download ID [-o FILE]`,
           );
-          return 2;
         }
-        if (!apiKey) {
-          io.err('error: pass --api-key or set SCHOOL_API_KEY');
-          return 2;
-        }
-        if (action === 'download') return await downloadExport(v3(apiKey), id!, values.output, io);
+        if (action === 'download') return await downloadExport(v3(key()), id!, values.output, io);
         return await createExport({
-          client: v3(apiKey),
+          client: v3(key()),
           columns: (values.columns ?? 'id,name,email,created_at')
             .split(',')
             .map((c) => c.trim())
@@ -288,29 +274,17 @@ export async function main(argv: string[], io: Io = defaultIo): Promise<number> 
         });
       }
       case 'trigger': {
-        const apiKey = values['api-key'] ?? io.env.SCHOOL_API_KEY;
         if (!positionals[1]) {
-          io.err(`Usage: school trigger EVENT_TYPE\n\n${USAGE}`);
-          return 2;
+          usage(`Usage: school trigger EVENT_TYPE`);
         }
-        if (!apiKey) {
-          io.err('error: pass --api-key or set SCHOOL_API_KEY');
-          return 2;
-        }
-        return await trigger(v3(apiKey), positionals[1], io);
+        return await trigger(v3(key()), positionals[1], io);
       }
       case 'operations': {
-        const apiKey = values['api-key'] ?? io.env.SCHOOL_API_KEY;
         if (positionals[1] !== 'watch' || !positionals[2]) {
-          io.err(`Usage: npm run school -- operations watch ID\n\n${USAGE}`);
-          return 2;
-        }
-        if (!apiKey) {
-          io.err('error: pass --api-key or set SCHOOL_API_KEY');
-          return 2;
+          usage(`Usage: npm run school -- operations watch ID`);
         }
         return await watch({
-          client: v3(apiKey),
+          client: v3(key()),
           id: positionals[2],
           io,
           stream: io.bars,
@@ -323,7 +297,7 @@ export async function main(argv: string[], io: Io = defaultIo): Promise<number> 
     }
   } catch (err) {
     if (err instanceof UsageError) {
-      io.err(`error: ${err.message}`);
+      io.err(err.bare ? err.message : `error: ${err.message}`);
       return 2;
     }
     io.err(`error: ${unreachableMessage(err, baseUrl) ?? describe(err)}`);
