@@ -29,12 +29,23 @@ function seedOf(text: string): number {
 /**
  * One page: min(limit, 3) generated items, and a page object that ends the list (both cursors
  * null, `limit` as asked or the parameter's default), so a client that follows next_cursor stops.
+ * Undefined when the schema cannot be generated (a cycle left as a $ref by inlineRefs): the
+ * examples-based generator answers instead.
  */
-export function generatedPage(schema: Obj, seed: string, limit: number): Obj {
+export function generatedPage(schema: Obj, seed: string, limit: number): Obj | undefined {
   const count = Math.max(0, Math.min(limit, ITEMS));
   const data = { ...schema.properties.data, minItems: count, maxItems: count };
-  const body = { ...schema, properties: { ...schema.properties, data } };
+  // `data` always: json-schema-faker leaves out optional properties at random.
+  const required = [...new Set([...(schema.required ?? []), 'data'])];
+  const body = { ...schema, required, properties: { ...schema.properties, data } };
   if (!generate) throw new Error('loadGenerator() first');
-  const value = generate(body as JsonSchema, { seed: seedOf(seed) }) as Obj;
+  // json-schema-faker would resolve the $ref against this fragment and quietly drop the field.
+  if (JSON.stringify(schema).includes('"$ref"')) return undefined;
+  let value: Obj;
+  try {
+    value = generate(body as JsonSchema, { seed: seedOf(seed) }) as Obj;
+  } catch {
+    return undefined;
+  }
   return { ...value, page: { limit, next_cursor: null, prev_cursor: null } };
 }

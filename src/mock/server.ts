@@ -138,16 +138,13 @@ export async function createMock(spec: any) {
       return { status: code, body: structuredClone(answer.example), type: 'application/json' };
     }
     const media = (op.responses?.[String(code)] as any)?.content?.['application/json'];
-    if (isList(media?.schema) && media.example === undefined && !media.examples) {
-      const body = generatedPage(
-        media.schema,
-        `${c.request.method} ${url.pathname}`,
-        limitOf(op, url),
-      );
-      return { status: code, body, type: 'application/json' };
-    }
+    const page =
+      isList(media?.schema) && media.example === undefined && !media.examples
+        ? generatedPage(media.schema, `${c.request.method} ${url.pathname}`, limitOf(op, url))
+        : undefined;
+    if (page) return { status: code, body: page, type: 'application/json' };
     const { status, mock: value } = mocker.mockResponseForOperation(op.operationId!, {
-      code: Number(code ?? 200),
+      code,
       example: wanted.example,
     });
     const response: any = op.responses?.[String(status)];

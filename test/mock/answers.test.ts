@@ -6,6 +6,7 @@ import * as assert from 'uvu/assert';
 import { loadSpec } from '../../src/app.ts';
 import { ERROR_STATUS } from '../../src/errors.ts';
 import { createMock } from '../../src/mock/server.ts';
+import { generatedPage } from '../../src/mock/lists.ts';
 import { ContractChecker } from '../helpers/contract.ts';
 
 const SECRET = 'sch_test_mock';
@@ -127,6 +128,18 @@ t('lists hold generated items, the same for the same path', async ({ url }) => {
   const items = await get(url, '/api/v3/operations/1/items');
   const other = await get(url, '/api/v3/operations/2/items');
   assert.not.equal(items.body.data, other.body.data, 'another path, other items');
+});
+
+t('a list schema with a $ref left in (a cycle) is not generated: the examples answer', () => {
+  const items = { type: 'object', required: ['id'], properties: { id: { type: 'string' } } };
+  const list = (item: object) => ({
+    type: 'object',
+    properties: { data: { type: 'array', items: item }, page: { type: 'object' } },
+  });
+  const page = generatedPage(list(items), 'GET /api/v3/things', 2)!;
+  assert.is(page.data.length, 2);
+  assert.equal(generatedPage(list(items), 'GET /api/v3/things', 2), page);
+  assert.is(generatedPage(list({ $ref: '#/components/schemas/Node' }), 'GET /x', 2), undefined);
 });
 
 t.run();
