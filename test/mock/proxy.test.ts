@@ -94,6 +94,7 @@ t('in front of the real server: answers pass through, nothing flagged', async (c
     await through(ctx.real, '/api/v3/users', { headers: { authorization: 'Bearer nope' } }),
     await through(ctx.real, '/api/v3/no-such-thing', { headers: auth }),
     await through(ctx.real, '/healthz'),
+    await through(ctx.real, '/api/v3/users', { method: 'HEAD', headers: auth }),
   ];
   assert.equal(
     answers.map((a) => [a.res.status, a.violations]),
@@ -105,6 +106,7 @@ t('in front of the real server: answers pass through, nothing flagged', async (c
       [401, null],
       [503, null],
       [200, null],
+      [405, null],
     ],
   );
   assert.equal(ctx.lines, []);
