@@ -1,14 +1,19 @@
-// Usage: npm run mock -- [--spec FILE] [--port N] [--host HOST]
+// Usage: npm run mock -- [--spec FILE] [--port N] [--host HOST] [--proxy URL]
 // Serves every v3 operation of the contract (default spec/openapi.yaml) from its examples, with
 // the real server's request checks and error envelope, and no database. Prints one JSON line
 // when it listens: {"mock":true,"url":...,"release":...,"operations":N}. SIGTERM stops it.
+// With --proxy URL it mocks nothing: every request goes to the server at URL, and each answer
+// that breaks the contract gets an X-Contract-Violations header and a JSON line on stdout
+// ({"contract_violation":{...}}); the start line then also says {"proxy":URL}.
 import path from 'node:path';
 import { parseArgs } from 'node:util';
 import { REPO_ROOT, contractPaths, loadContract } from '../src/contract/files.ts';
 import { MOCK_BASE, createMock } from '../src/mock/server.ts';
+import { createProxy } from '../src/mock/proxy.ts';
 import { startOrExit } from '../src/startup.ts';
 
-const USAGE = 'usage: npm run mock -- [--spec FILE] [--port N] [--host HOST]  (port 4010)';
+const USAGE =
+  'usage: npm run mock -- [--spec FILE] [--port N] [--host HOST] [--proxy URL]  (port 4010)';
 const CALLER_DIR = process.env.INIT_CWD ?? process.cwd();
 
 function fail(message: string): never {
@@ -24,6 +29,7 @@ try {
       spec: { type: 'string' },
       port: { type: 'string', default: '4010' },
       host: { type: 'string', default: '127.0.0.1' },
+      proxy: { type: 'string' },
       help: { type: 'boolean', short: 'h' },
     },
   }));
@@ -44,7 +50,11 @@ try {
 } catch (err) {
   fail((err as Error).message);
 }
-const mock = await createMock(spec);
+if (values.proxy !== undefined && !/^https?:\/\/[^/]+/.test(values.proxy))
+  fail(`--proxy ${values.proxy}: an http:// or https:// URL`);
+const mock = values.proxy
+  ? createProxy(spec, values.proxy, { apiRoot: MOCK_BASE })
+  : await createMock(spec);
 const bound = await startOrExit(
   'mock',
   () => ({ host: values.host, port }),
@@ -54,6 +64,7 @@ const host = values.host.includes(':') ? `[${values.host}]` : values.host;
 console.log(
   JSON.stringify({
     mock: true,
+    ...(values.proxy ? { proxy: values.proxy } : {}),
     url: `http://${host}:${bound}${MOCK_BASE}`,
     release: mock.release,
     operations: mock.operations,

@@ -7,13 +7,15 @@ import http from 'node:http';
 import { OpenAPIBackend, type Context, type Request } from 'openapi-backend';
 import type { ErrorObject } from 'ajv';
 import { AppError, isAppError } from '../errors.ts';
-import { errorMessage, negotiateLocale, type Locale } from '../i18n/messages.ts';
+import { detailMessage, errorMessage, negotiateLocale, type Locale } from '../i18n/messages.ts';
 import { ClientClosedRequest, isJsonRequest, parseJson, readBody } from '../http/body.ts';
 import { newRequestId } from '../domain/shared/ids.ts';
 import { newAjv } from '../http/v3/catalog.ts';
 import { refuseBody } from '../http/v3/validation.ts';
 import { forMocking, inlineRefs } from './document.ts';
 import { validationError } from './errors.ts';
+import { errorAnswer } from './error-examples.ts';
+import { generatedPage, isList, loadGenerator } from './lists.ts';
 import { listen } from '../http/listen.ts';
 
 export const MOCK_BASE = '/api/v3';
@@ -67,15 +69,32 @@ function anyScheme(scheme: any): (c: Context) => boolean {
   return () => false;
 }
 
-/** `Prefer: code=404, example=empty` (as Prism reads it). */
+/** `Prefer: code=404, example=empty` (as Prism reads it); a code that is not 3 digits is NaN. */
 function prefer(header: string | undefined): { code?: number; example?: string } {
   const out: { code?: number; example?: string } = {};
   for (const part of (header ?? '').split(/[,;]/)) {
     const [k, v] = part.split('=').map((s) => s.trim());
-    if (k === 'code' && /^\d{3}$/.test(v ?? '')) out.code = Number(v);
+    if (k === 'code') out.code = /^\d{3}$/.test(v ?? '') ? Number(v) : NaN;
     if (k === 'example' && v) out.example = v;
   }
   return out;
+}
+
+/** 422 for a `Prefer: code=` the operation does not declare: never a silent 2xx. */
+function undeclared(declared: string[], locale: Locale): AppError {
+  const values = [...new Set(declared)].sort().join(', ');
+  const message = detailMessage('invalid_value', locale, { values });
+  return new AppError('validation_failed', {
+    details: [{ parameter: 'Prefer', code: 'invalid_value', message }],
+  });
+}
+
+/** The page size asked for (already validated), else the parameter's default. */
+function limitOf(op: any, url: URL): number {
+  const asked = Number(url.searchParams.get('limit') ?? NaN);
+  if (Number.isInteger(asked) && asked > 0) return asked;
+  const param = (op.parameters ?? []).find((p: any) => p.name === 'limit' && p.in === 'query');
+  return Number(param?.schema?.default ?? 3);
 }
 
 function decodable(path: string): boolean {
@@ -93,7 +112,7 @@ export async function createMock(spec: any) {
   const inlined = inlineRefs(spec);
   const api = backend(inlined, spec, true);
   const mocker = backend(forMocking(inlined) as object, spec, false);
-  await Promise.all([api.init(), mocker.init()]);
+  await Promise.all([api.init(), mocker.init(), loadGenerator()]);
 
   const error = (err: AppError): Answer => ({
     status: err.status,
@@ -101,14 +120,31 @@ export async function createMock(spec: any) {
     body: err,
   });
 
-  function mock(c: Context, preferred: string | undefined): Answer {
+  function mock(c: Context, preferred: string | undefined, locale: Locale, url: URL): Answer {
     const op = c.operation;
     const statuses = Object.keys(op.responses ?? {});
     const wanted = prefer(preferred);
     const success = statuses.filter((s) => /^2\d\d$/.test(s)).sort()[0];
-    const code = wanted.code && statuses.includes(String(wanted.code)) ? wanted.code : success;
+    let code = Number(success ?? 200);
+    if (wanted.code !== undefined) {
+      // `default` stands for 500 only: the contract lists every other status an operation answers.
+      const declared = statuses.map((s) => (s === 'default' ? '500' : s));
+      if (!declared.includes(String(wanted.code))) return error(undeclared(declared, locale));
+      code = wanted.code;
+    }
+    if (code >= 400) {
+      const answer = errorAnswer(op, code, wanted.example);
+      if ('error' in answer) return error(answer.error);
+      return { status: code, body: structuredClone(answer.example), type: 'application/json' };
+    }
+    const media = (op.responses?.[String(code)] as any)?.content?.['application/json'];
+    const page =
+      isList(media?.schema) && media.example === undefined && !media.examples
+        ? generatedPage(media.schema, `${c.request.method} ${url.pathname}`, limitOf(op, url))
+        : undefined;
+    if (page) return { status: code, body: page, type: 'application/json' };
     const { status, mock: value } = mocker.mockResponseForOperation(op.operationId!, {
-      code: Number(code ?? 200),
+      code,
       example: wanted.example,
     });
     const response: any = op.responses?.[String(status)];
@@ -120,7 +156,8 @@ export async function createMock(spec: any) {
   }
 
   api.register({
-    notImplemented: (c: Context, preferred?: string) => mock(c, preferred),
+    notImplemented: (c: Context, preferred: string | undefined, locale: Locale, url: URL) =>
+      mock(c, preferred, locale, url),
     validationFail: (c: Context, _p: unknown, locale: Locale) =>
       error(validationError((c.validation.errors ?? []) as ErrorObject[], locale)),
     unauthorizedHandler: () => error(new AppError('unauthenticated')),
@@ -157,7 +194,7 @@ export async function createMock(spec: any) {
       headers: req.headers as Request['headers'],
       body,
     };
-    return api.handleRequest(request, req.headers.prefer, locale);
+    return api.handleRequest(request, req.headers.prefer, locale, url);
   }
 
   const server = http.createServer(async (req, res) => {
