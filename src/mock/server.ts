@@ -17,6 +17,7 @@ import { validationError } from './errors.ts';
 import { errorAnswer } from './error-examples.ts';
 import { generatedPage, isList, loadGenerator } from './lists.ts';
 import { listen } from '../http/listen.ts';
+import { nearestRoute, unknownRoute } from '../http/v3/nearest-route.ts';
 
 export const MOCK_BASE = '/api/v3';
 const METHODS = ['GET', 'POST', 'PUT', 'PATCH', 'DELETE'];
@@ -155,13 +156,25 @@ export async function createMock(spec: any) {
     return { status, body: structuredClone(value), type };
   }
 
+  const routes = () => api.getOperations().map((o) => ({ method: o.method, path: o.path }));
   api.register({
     notImplemented: (c: Context, preferred: string | undefined, locale: Locale, url: URL) =>
       mock(c, preferred, locale, url),
     validationFail: (c: Context, _p: unknown, locale: Locale) =>
       error(validationError((c.validation.errors ?? []) as ErrorObject[], locale)),
     unauthorizedHandler: () => error(new AppError('unauthenticated')),
-    notFound: () => error(new AppError('operation_not_catalogued')),
+    // As on the server: a path outside the contract is 404, naming the operation it resembles.
+    notFound: (c: Context) =>
+      error(
+        new AppError('not_found', {
+          details: [
+            unknownRoute(
+              MOCK_BASE,
+              nearestRoute(routes(), c.request.method, MOCK_BASE, c.request.path),
+            ),
+          ],
+        }),
+      ),
     methodNotAllowed: (c: Context) => {
       const path = c.request.path;
       const allow = METHODS.filter((method) =>

@@ -192,9 +192,14 @@ t('requests are checked against the fixture, errors in the v3 envelope', async (
   assert.equal(envelope(put), { status: 405, code: 'method_not_allowed', details: [] });
   assert.is(put.headers.get('allow'), 'GET, DELETE');
   assert.equal(envelope(await call(m, 'GET', '/gadgets')), {
-    status: 503,
-    code: 'operation_not_catalogued',
-    details: [],
+    status: 404,
+    code: 'not_found',
+    details: [
+      {
+        code: 'unknown_route',
+        message: 'No operation has this path. Did you mean GET /api/v3/widgets?',
+      },
+    ],
   });
   const anonymous = await call(m, 'GET', '/widgets', { headers: { authorization: 'Bearer nope' } });
   assert.equal(envelope(anonymous), { status: 401, code: 'unauthenticated', details: [] });

@@ -104,7 +104,7 @@ t('in front of the real server: answers pass through, nothing flagged', async (c
       [200, null],
       [404, null],
       [401, null],
-      [503, null],
+      [404, null],
       [200, null],
       [405, null],
     ],

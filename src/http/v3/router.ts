@@ -1,7 +1,7 @@
 // Routes v3 requests with find-my-way (a radix tree): lookup cost grows with the path's length,
 // not with the number of operations in the contract.
 import FindMyWay from 'find-my-way';
-import { distance } from '../../domain/shared/nearest.ts';
+import { nearestRoute } from './nearest-route.ts';
 import type { Operation } from './catalog.ts';
 
 export const V3_BASE = '/api/v3';
@@ -51,32 +51,8 @@ export class V3Router {
     return [...this.methods].filter((m) => this.tree.find(m as any, path) !== null);
   }
 
-  /**
-   * The operation a path that routes nowhere most plausibly meant (`/api/v3/user/1` ->
-   * `GET /users/{user_id}`): templates with as many segments, a parameter matching any segment,
-   * literals compared by edit distance; a typo of a third of the literal text at most, and an
-   * operation of the same method before another.
-   */
+  /** The operation a path that routes nowhere most plausibly meant (see nearest-route.ts). */
   nearest(method: string, path: string): Operation | undefined {
-    // A typo is short; a long path (a probe, a fuzzer) is not worth the edit distances.
-    if (!path.startsWith(V3_BASE + '/') || path.length > 200) return undefined;
-    const segments = path.slice(V3_BASE.length + 1).split('/');
-    let best: Operation | undefined;
-    let bestCost = Infinity;
-    for (const op of this.ops) {
-      const template = op.path.slice(1).split('/');
-      if (template.length !== segments.length) continue;
-      let cost = 0;
-      let literal = 0;
-      template.forEach((t, i) => {
-        if (t.startsWith('{')) return;
-        literal += t.length;
-        cost += distance(segments[i]!, t);
-      });
-      if (cost === 0 || cost > Math.max(2, Math.floor(literal / 3))) continue;
-      const ranked = cost + (op.method === method ? 0 : 0.5);
-      if (ranked < bestCost) [best, bestCost] = [op, ranked];
-    }
-    return best;
+    return nearestRoute(this.ops, method, V3_BASE, path);
   }
 }

@@ -8,6 +8,7 @@ import type { Clock } from '../../../clock.ts';
 import { AppError } from '../../../errors.ts';
 import type { Operation } from '../catalog.ts';
 import { V3Router, V3_BASE, type Match } from '../router.ts';
+import { unknownRoute } from '../nearest-route.ts';
 
 export function routeStage(catalog: Operation[], clock: Clock, publicBaseUrl: string) {
   const router = new V3Router(catalog);
@@ -21,7 +22,7 @@ export function routeStage(catalog: Operation[], clock: Clock, publicBaseUrl: st
         throw new AppError('method_not_allowed', { headers: { Allow: allow.join(', ') } });
       if (router.routesWithBadEscapes(ctx.path)) throw new AppError('not_found');
       throw new AppError('not_found', {
-        details: [unknownRoute(router.nearest(ctx.method, ctx.path))],
+        details: [unknownRoute(V3_BASE, router.nearest(ctx.method, ctx.path))],
       });
     }
     const d = match.op.deprecation;
@@ -32,15 +33,5 @@ export function routeStage(catalog: Operation[], clock: Clock, publicBaseUrl: st
       if (clock.now().getTime() >= Date.parse(d.sunsetAt)) throw new AppError('operation_sunset');
     }
     return match;
-  };
-}
-
-/** The detail of a path that routes nowhere: what it may have meant, or where the list is. */
-export function unknownRoute(near: Operation | undefined) {
-  return {
-    code: 'unknown_route',
-    message: near
-      ? `No operation has this path. Did you mean ${near.method} ${V3_BASE}${near.path}?`
-      : `No operation has this path; every operation is listed in /openapi.json.`,
   };
 }
