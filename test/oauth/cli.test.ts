@@ -2,12 +2,14 @@
 // test signs in and approves with fetch + cookies), then `whoami` (with automatic refresh) and
 // `logout` (revocation).
 import { spawn } from 'node:child_process';
+import { PassThrough } from 'node:stream';
 import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { suite } from 'uvu';
 import * as assert from 'uvu/assert';
 import type { Booted } from '../helpers/app.ts';
+import { main } from '../../src/cli/school/main.ts';
 import { Browser, bootOAuth, field, human, setupAdmin, signIn, type Admin } from './helpers.ts';
 
 const ROOT = path.resolve(import.meta.dirname, '../..');
@@ -43,8 +45,8 @@ function cli(ctx: Ctx, args: string[], env: Record<string, string> = {}) {
   });
   let stdout = '';
   let stderr = '';
-  child.stdout.on('data', (c) => (stdout += c));
-  child.stderr.on('data', (c) => (stderr += c));
+  child.stdout!.on('data', (c) => (stdout += c));
+  child.stderr!.on('data', (c) => (stderr += c));
   const done = new Promise<{ code: number; stdout: string; stderr: string }>((resolve) =>
     child.on('close', (code) => resolve({ code: code ?? -1, stdout, stderr })),
   );
@@ -61,7 +63,8 @@ function cli(ctx: Ctx, args: string[], env: Record<string, string> = {}) {
           resolve(m[0]);
         }
       };
-      child.stdout.on('data', check);
+      child.stdout!.on('data', check);
+      check(); // it may have been printed already
       child.on('close', () => setTimeout(() => reject(new Error(`exited: ${stdout}${stderr}`)), 0));
     });
   return { done, line };
@@ -149,6 +152,47 @@ t('logout revokes the tokens and forgets them', async (ctx) => {
   const whoami = await cli(ctx, ['whoami'], { SCHOOL_API_KEY: ctx.admin.credentialSecret }).done;
   assert.is(whoami.code, 1);
   assert.match(whoami.stderr, /not logged in/);
+});
+
+t('login over SSH: the callback address pasted into the terminal', async (ctx) => {
+  const { b, admin } = ctx;
+  const out: string[] = [];
+  const stdin = new PassThrough();
+  const printed = async (pattern: RegExp) => {
+    for (let i = 0; i < 400 && !out.some((l) => pattern.test(l)); i++)
+      await new Promise((r) => setTimeout(r, 50));
+    return out.find((l) => pattern.test(l))!;
+  };
+  const run = main(['login', '--paste', '--base-url', b.url], {
+    out: (l) => out.push(l),
+    err: (l) => out.push(l),
+    env: { SCHOOL_CONFIG_DIR: ctx.dir, SCHOOL_OPEN_BROWSER: '0' },
+    stdin,
+  });
+  const url = new URL((await printed(/\/oauth\/authorize\?/)).trim());
+  assert.ok(await printed(/paste that whole address here/));
+  const browser = new Browser(b.url);
+  const toSignIn = await browser.get(url.toString());
+  const returnTo = new URL(toSignIn.location!, b.url).searchParams.get('return_to')!;
+  const back = await signIn(b, browser, admin, returnTo);
+  const consent = await browser.get(back);
+  const approved = await browser.post(back, {
+    csrf: field(consent.text, 'csrf'),
+    decision: 'approve',
+  });
+  // The browser on the other machine cannot open the address; the user copies it instead.
+  stdin.write('not an address\n');
+  assert.ok(await printed(/That is not an address/));
+  stdin.write(approved.location!.replace(/state=[^&]+/, 'state=forged') + '\n');
+  assert.ok(await printed(/not this login's callback address/));
+  stdin.write(approved.location! + '\n');
+  assert.is(await run, 0, out.join('\n'));
+  assert.ok(
+    out.some((l) => l === `Logged in to ${b.url} as administrator ${admin.adminId}.`),
+    out.join('\n'),
+  );
+  assert.type(stored(ctx).access_token, 'string');
+  assert.ok(stdin.destroyed, 'stdin is let go, so the process can exit');
 });
 
 t.run();

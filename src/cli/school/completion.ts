@@ -20,6 +20,7 @@ export const OPTIONS = [
   '--base-url',
   '--api-key',
   '--no-browser',
+  '--paste',
   '--json',
   '--types',
   '--forward-to',

@@ -7,4 +7,6 @@ export interface Io {
   bars?: NodeJS.WritableStream;
   /** Stops a long-running command (events listen) as Ctrl-C would (default: SIGINT, SIGTERM). */
   signal?: AbortSignal;
+  /** What the user types (default: process.stdin): a pasted login callback address. */
+  stdin?: NodeJS.ReadableStream;
 }

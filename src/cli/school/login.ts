@@ -1,7 +1,11 @@
 // `school login`: a one-shot loopback listener on 127.0.0.1 (RFC 8252), the authorize URL printed
-// and opened in the browser, then the code exchanged with PKCE and the tokens stored.
+// and opened in the browser, then the code exchanged with PKCE and the tokens stored. Over SSH the
+// browser runs on another machine and cannot reach the listener: its failed page's address (the
+// callback URL, code and state in it) can be pasted into the terminal instead (`--paste`, or any
+// interactive terminal), whichever comes first.
 import { spawn } from 'node:child_process';
 import http from 'node:http';
+import readline from 'node:readline';
 import type { AddressInfo } from 'node:net';
 import * as oauth from 'oauth4webapi';
 import { CLIENT, CliError, type Server } from './oauth-client.ts';
@@ -15,9 +19,17 @@ export interface LoginOptions {
   store: TokenStore;
   openBrowser: boolean;
   print: (line: string) => void;
+  /** Where a pasted callback address may arrive (stdin). */
+  input?: NodeJS.ReadableStream;
 }
 
-export async function login({ server, store, openBrowser, print }: LoginOptions): Promise<void> {
+export async function login({
+  server,
+  store,
+  openBrowser,
+  print,
+  input,
+}: LoginOptions): Promise<void> {
   const as = await server.discover();
   const verifier = oauth.generateRandomCodeVerifier();
   const state = oauth.generateRandomState();
@@ -40,8 +52,16 @@ export async function login({ server, store, openBrowser, print }: LoginOptions)
     print(`  ${url}`);
     print('');
     if (openBrowser) open(url.toString());
+    if (input) {
+      print('Browser on another machine (SSH)? After approving, it fails to open');
+      print(`${redirectUri}?...: paste that whole address here.`);
+    }
 
-    const callback = await waitForCallback(listener, state);
+    const stop = new AbortController();
+    const callback = await Promise.race([
+      waitForCallback(listener, state),
+      ...(input ? [pastedCallback(input, state, print, stop.signal)] : []),
+    ]).finally(() => stop.abort());
     const tokens = await server.exchangeCode(callback, state, redirectUri, verifier);
     store.set(server.baseUrl, tokens);
     print(`Logged in to ${server.baseUrl} as administrator ${tokens.admin_id}.`);
@@ -91,6 +111,44 @@ function waitForCallback(listener: http.Server, state: string): Promise<URL> {
         const description = url.searchParams.get('error_description') ?? '';
         reject(new CliError(`authorization failed: ${denied} ${description}`.trim()));
       } else resolve(full);
+    });
+  });
+}
+
+/** The first pasted line that is this login's callback address; other lines get a hint. */
+function pastedCallback(
+  input: NodeJS.ReadableStream,
+  state: string,
+  print: (line: string) => void,
+  signal: AbortSignal,
+): Promise<URL> {
+  return new Promise((resolve, reject) => {
+    const lines = readline.createInterface({ input, terminal: false });
+    // Done either way: stop reading, or the open terminal would keep the process alive.
+    signal.addEventListener('abort', () => {
+      lines.close();
+      (input as NodeJS.ReadableStream & { destroy?: () => void }).destroy?.();
+    });
+    lines.on('line', (line) => {
+      const text = line.trim();
+      if (!text) return;
+      let url: URL;
+      try {
+        url = new URL(text);
+      } catch {
+        print('That is not an address: paste the whole address from the browser.');
+        return;
+      }
+      if (url.pathname !== '/callback' || url.searchParams.get('state') !== state) {
+        print("That is not this login's callback address (.../callback?code=...&state=...).");
+        return;
+      }
+      lines.close();
+      const denied = url.searchParams.get('error');
+      if (denied) {
+        const description = url.searchParams.get('error_description') ?? '';
+        reject(new CliError(`authorization failed: ${denied} ${description}`.trim()));
+      } else resolve(url);
     });
   });
 }

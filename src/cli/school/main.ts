@@ -70,6 +70,8 @@ Options:
   --base-url URL   server (env SCHOOL_BASE_URL; default http://127.0.0.1:3000)
   --api-key KEY    API credential secret for human-mode calls (env SCHOOL_API_KEY)
   --no-browser     only print the sign-in URL (env SCHOOL_OPEN_BROWSER=0)
+  --paste          login: read the callback address pasted from a browser on another
+                   machine (SSH) from stdin (on by default in a terminal)
   --json           whoami: print the credential as JSON
 `;
 
@@ -91,6 +93,7 @@ export async function main(argv: string[], io: Io = defaultIo): Promise<number> 
         'base-url': { type: 'string' },
         'api-key': { type: 'string' },
         'no-browser': { type: 'boolean' },
+        paste: { type: 'boolean' },
         types: { type: 'string' },
         'forward-to': { type: 'string' },
         secret: { type: 'string' },
@@ -159,6 +162,8 @@ export async function main(argv: string[], io: Io = defaultIo): Promise<number> 
           store,
           openBrowser: !values['no-browser'] && io.env.SCHOOL_OPEN_BROWSER !== '0',
           print: io.out,
+          // A terminal can always take a pasted callback address; a pipe only when asked.
+          input: values.paste || process.stdin.isTTY ? (io.stdin ?? process.stdin) : undefined,
         });
         return 0;
       case 'whoami':
