@@ -128,11 +128,11 @@ export async function applyAblations(app: App, pieces: string[], limit: number):
         const r = await withStatement(sql, (s) => s.get(accountId, emailLower), tx);
         return r ? usersRepo.map(r) : null;
       };
-      usersRepo.insert = async (tx, row) => {
+      usersRepo.create = async (tx, accountId, row) => {
         const cols = Object.keys(row).sort();
         const sql = `insert into users (${cols.join(', ')}) values (${cols.map(() => '?').join(', ')})`;
         const res = await withStatement(sql, (s) => s.run(...cols.map((c) => binding(row[c]))), tx);
-        return Number(res.lastInsertRowid);
+        return (await usersRepo.get(tx, accountId, Number(res.lastInsertRowid)))!;
       };
       idempotencyRepo.tryLock = async (tx, row) => {
         const sql =

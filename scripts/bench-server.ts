@@ -9,6 +9,7 @@
 // so a developer's settings never point the bench at a real database):
 //   BENCH_APP_DATABASE_URL     a postgres:// URL to use instead of a fresh SQLite file; the
 //   BENCH_APP_DATABASE_SCHEMA  schema in it (created, and dropped afterwards, by the caller)
+//   BENCH_APP_POOL_MAX         DATABASE_POOL_MAX (the pg reference gets the same)
 //   BENCH_WORKERS=1            run the background workers in this process (app.startWorkers()
 //                              after listen), as `npm start` does; off by default
 //   BENCH_ABLATE               (comma-separated, for profiling only; the bench flags any run that
@@ -32,6 +33,7 @@ const config = loadConfig({
   PORT: '0',
   DATABASE_URL: pgUrl ?? `sqlite:${path.join(dir, 'bench.db')}`,
   DATABASE_SCHEMA: pgUrl ? process.env.BENCH_APP_DATABASE_SCHEMA : undefined,
+  DATABASE_POOL_MAX: process.env.BENCH_APP_POOL_MAX || undefined,
   // Nothing written outside `dir` (on PostgreSQL the data folder would be ./data).
   FILES_DIR: path.join(dir, 'files'),
   SECRETS_KEY: crypto.randomBytes(32).toString('base64url'),

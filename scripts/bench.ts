@@ -7,6 +7,10 @@
 //   3. reference  POST /users          the same bare server: parse the body, one INSERT, 201
 //   4. app        POST /api/v3/users   full pipeline
 //      (3 and 4 at BENCH_POST_CONNECTIONS, the same requests: a unique Idempotency-Key and email each)
+//   4b. the same four on PostgreSQL when one is configured (BENCH_DATABASE_URL): reference
+//                 GET/POST against bare Koa + @koa/router + `pg` (scripts/bench-reference-pg.ts,
+//                 a pool of BENCH_POOL_MAX connections) and the app with DATABASE_POOL_MAX the same,
+//                 each child in a fresh schema
 //   5. batch      POST /api/v3/operations/batches, a users.upsert of 1,000 items, polled every 5 ms
 //                 until succeeded, on an app child running its background workers; on SQLite, and
 //                 on PostgreSQL too when one is configured (BENCH_DATABASE_URL)
@@ -40,8 +44,10 @@
 //   BENCH_BATCHES           measured batches per round and engine, after one warm-up batch (default 3)
 //   BENCH_JOBS              jobs per round and engine in the jobs phase, after 20 warm-up (default 200)
 //   BENCH_ONLY              comma-separated subset of: routing, webhooks, v1pages, files, reference (= reference-get and
-//                           reference-post), reference-get, get, reference-post, post, batch, jobs
-//   BENCH_DATABASE_URL      a postgres:// URL: the batch and jobs phases also run on PostgreSQL, each
+//                           reference-post), reference-get, get, reference-post, post, batch, jobs,
+//                           pg-reference (= pg-reference-get and pg-reference-post), pg-get, pg-post
+//   BENCH_POOL_MAX          PostgreSQL connections of the app and of the pg reference (default 10)
+//   BENCH_DATABASE_URL      a postgres:// URL: the GET, POST, batch and jobs phases also run on PostgreSQL, each
 //                           child in a fresh schema `bench_<random>` (dropped afterwards, with the
 //                           job queue's `<schema>_jobs`). Default: TEST_DATABASE_URL when it is a
 //                           postgres:// URL; `off` for SQLite only
@@ -83,12 +89,17 @@ const POST_CONNECTIONS = Math.round(numEnv('BENCH_POST_CONNECTIONS', 10));
 const WARMUP = numEnv('BENCH_WARMUP', 2);
 const BATCHES = Math.round(numEnv('BENCH_BATCHES', 3));
 const JOBS = Math.round(numEnv('BENCH_JOBS', 200));
+const POOL_MAX = Math.round(numEnv('BENCH_POOL_MAX', 10));
 const PHASES = [
   'routing',
   'reference-get',
   'get',
   'reference-post',
   'post',
+  'pg-reference-get',
+  'pg-get',
+  'pg-reference-post',
+  'pg-post',
   'batch',
   'jobs',
   'webhooks',
@@ -101,13 +112,14 @@ type PhaseName = (typeof PHASES)[number];
 const ONLY = new Set<PhaseName>(
   (
     process.env.BENCH_ONLY ||
-    'routing,reference,get,post,batch,jobs,webhooks,v1pages,audit,files,imports'
+    'routing,reference,get,post,pg-reference,pg-get,pg-post,batch,jobs,webhooks,v1pages,audit,files,imports'
   )
     .split(',')
     .map((s) => s.trim())
     .filter(Boolean)
     .flatMap((name): PhaseName[] => {
       if (name === 'reference') return ['reference-get', 'reference-post'];
+      if (name === 'pg-reference') return ['pg-reference-get', 'pg-reference-post'];
       if ((PHASES as readonly string[]).includes(name)) return [name as PhaseName];
       throw new Error(
         `BENCH_ONLY: unknown phase ${name} (phases: reference, ${PHASES.join(', ')})`,
@@ -121,6 +133,9 @@ const ABLATE = process.env.BENCH_ABLATE ?? '';
 
 const TARGET_GET_RATIO = 0.5;
 const TARGET_POST_RATIO = 0.5;
+/** PostgreSQL app/pg reference ratios (issue #20). */
+const TARGET_PG_GET_RATIO = 0.5;
+const TARGET_PG_POST_RATIO = 0.3;
 /** POST p99 at BENCH_POST_CONNECTIONS. */
 const TARGET_P99_MS = 10;
 /** A users.upsert batch of BATCH_ITEMS items, from POST to succeeded, on SQLite. */
@@ -488,6 +503,7 @@ async function startApp(profileName: string, options: AppOptions = {}): Promise<
     BENCH_WORKERS: options.workers ? '1' : '',
     BENCH_APP_DATABASE_URL: options.postgres?.url ?? '',
     BENCH_APP_DATABASE_SCHEMA: options.postgres?.schema ?? '',
+    BENCH_APP_POOL_MAX: String(POOL_MAX),
   });
   const { usersReady, probe, ablate } = server.info;
   if (!usersReady) {
@@ -584,6 +600,74 @@ async function appPostPhase(): Promise<PhaseResult> {
   } finally {
     await server.stop();
   }
+}
+
+// PostgreSQL load phases: the same loads against the pg reference and the app, each child in a
+// fresh schema of BENCH_DATABASE_URL.
+
+async function inSchema<T>(run: (pg: { url: string; schema: string }) => Promise<T>): Promise<T> {
+  const bench = await createBenchSchema(PG_URL!);
+  try {
+    return await run({ url: PG_URL!, schema: bench.schema });
+  } finally {
+    await bench.drop();
+  }
+}
+
+async function startPgReference(profileName: string, pg: { url: string; schema: string }) {
+  return startChild<ReferenceInfo>('bench-reference-pg.ts', profileName, {
+    BENCH_REF_DATABASE_URL: pg.url,
+    BENCH_REF_DATABASE_SCHEMA: pg.schema,
+    BENCH_REF_POOL_MAX: String(POOL_MAX),
+  });
+}
+
+function pgGetPhase(kind: 'reference' | 'app'): Promise<PhaseResult> {
+  return inSchema(async (pg) => {
+    if (kind === 'reference') {
+      const server = await startPgReference('pg-reference-get', pg);
+      try {
+        const { port, userId } = server.info;
+        return await measure('PG reference GET /users/:id', server, () => ({
+          url: `http://127.0.0.1:${port}/users/${userId}`,
+          connections: CONNECTIONS,
+          duration: SECONDS,
+        }));
+      } finally {
+        await server.stop();
+      }
+    }
+    const server = await startApp('pg-app-get', { postgres: pg });
+    try {
+      const { port, secret, userId } = server.info;
+      return await measure('PG app GET /users/{id}', server, () => ({
+        url: `http://127.0.0.1:${port}/api/v3/users/${userId ?? 1}`,
+        connections: CONNECTIONS,
+        duration: SECONDS,
+        headers: { authorization: `Bearer ${secret}`, accept: 'application/json' },
+      }));
+    } finally {
+      await server.stop();
+    }
+  });
+}
+
+function pgPostPhase(kind: 'reference' | 'app'): Promise<PhaseResult> {
+  return inSchema(async (pg) => {
+    const server =
+      kind === 'reference'
+        ? await startPgReference('pg-reference-post', pg)
+        : await startApp('pg-app-post', { postgres: pg });
+    try {
+      const { port } = server.info;
+      const secret = kind === 'app' ? (server.info as AppInfo).secret : null;
+      const label = kind === 'app' ? 'PG app POST /users' : 'PG reference POST /users';
+      const route = kind === 'app' ? '/api/v3/users' : '/users';
+      return await measure(label, server, () => postLoad(port, route, secret, userBody));
+    } finally {
+      await server.stop();
+    }
+  });
 }
 
 // ---------------------------------------------------------------------------------------------
@@ -1272,6 +1356,18 @@ function report(
       TARGET_POST_RATIO,
       `POST app/reference req/s @ ${POST_CONNECTIONS} connections (median of rounds)`,
     ],
+    [
+      'pg-get',
+      'pg-reference-get',
+      TARGET_PG_GET_RATIO,
+      `PG GET  app/reference req/s @ ${CONNECTIONS} connections, pool ${POOL_MAX} (median of rounds)`,
+    ],
+    [
+      'pg-post',
+      'pg-reference-post',
+      TARGET_PG_POST_RATIO,
+      `PG POST app/reference req/s @ ${POST_CONNECTIONS} connections, pool ${POOL_MAX} (median of rounds)`,
+    ],
   ] as const) {
     const results = rounds.get(key);
     const refs = rounds.get(refKey);
@@ -1359,6 +1455,14 @@ async function main(): Promise<void> {
     if (ONLY.has('get')) add(rounds, 'get', await appGetPhase());
     if (ONLY.has('reference-post')) add(rounds, 'reference-post', await referencePostPhase());
     if (ONLY.has('post')) add(rounds, 'post', await appPostPhase());
+    if (PG_URL) {
+      if (ONLY.has('pg-reference-get'))
+        add(rounds, 'pg-reference-get', await pgGetPhase('reference'));
+      if (ONLY.has('pg-get')) add(rounds, 'pg-get', await pgGetPhase('app'));
+      if (ONLY.has('pg-reference-post'))
+        add(rounds, 'pg-reference-post', await pgPostPhase('reference'));
+      if (ONLY.has('pg-post')) add(rounds, 'pg-post', await pgPostPhase('app'));
+    }
     if (ONLY.has('batch')) for (const e of ENGINES) add(batches, e, await batchPhase(e));
     if (ONLY.has('jobs')) for (const e of ENGINES) add(jobs, e, await jobsPhase(e));
   }

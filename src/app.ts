@@ -68,7 +68,12 @@ const CLIENT_GONE = new Set(['ECONNRESET', 'EPIPE', 'ECONNABORTED', 'HPE_INVALID
 export async function createApp(config: Config, options: AppOptions = {}) {
   const clock = options.clock ?? systemClock;
   const logger = options.logger ?? createLogger(config.logLevel, undefined, config.logFormat);
-  const db = options.db ?? createDb(config.databaseUrl, { schema: config.databaseSchema });
+  const db =
+    options.db ??
+    createDb(config.databaseUrl, {
+      schema: config.databaseSchema,
+      poolMax: config.databasePoolMax,
+    });
   await migrate(db);
   const spec = options.spec ?? loadSpec();
   const release: string = spec.info.version;

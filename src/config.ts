@@ -8,6 +8,8 @@ export interface Config {
   databaseUrl: string;
   /** PostgreSQL: the schema to use instead of the role's search_path (one database, several schools or test suites). */
   databaseSchema: string | undefined;
+  /** PostgreSQL: connections of each process's pool (DATABASE_POOL_MAX); SQLite has one. */
+  databasePoolMax: number;
   publicBaseUrl: string;
   filesDir: string;
   /** s3://bucket?endpoint=...&region=...: files in S3-compatible storage; unset: FILES_DIR. */
@@ -40,6 +42,13 @@ function int(value: string | undefined, fallback: number, name: string): number 
   const n = Number(value);
   if (!/^\d+$/.test(value.trim()) || !Number.isSafeInteger(n))
     throw new ConfigError(name, `'${value}' is not a whole number (0 or more)`);
+  return n;
+}
+
+/** A count that must be at least 1 (0 connections would hang every request). */
+function positive(value: string | undefined, fallback: number, name: string, max: number): number {
+  const n = int(value, fallback, name);
+  if (n < 1 || n > max) throw new ConfigError(name, `'${value}' is not between 1 and ${max}`);
   return n;
 }
 
@@ -92,6 +101,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     port,
     databaseUrl: dbUrl,
     databaseSchema: env.DATABASE_SCHEMA || undefined,
+    databasePoolMax: positive(env.DATABASE_POOL_MAX, 10, 'DATABASE_POOL_MAX', 1000),
     publicBaseUrl: (env.PUBLIC_BASE_URL || `http://${host}:${port}`).replace(/\/$/, ''),
     filesDir: env.FILES_DIR || path.join(dataDir, 'files'),
     storageUrl: env.STORAGE_URL || undefined,

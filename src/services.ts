@@ -134,6 +134,9 @@ export async function createServices({ config, db, clock, logger, ...deps }: Ser
   // Built once: the v3 pipeline authenticates with it and event streams re-check credentials.
   const credentials = new CredentialsService(db, clock, cursors);
   const eventStreams = new StreamsService(db, clock, logger, events, credentials);
+  const rateLimits = new RateLimits(db, clock, config.rateLimit, (kind) =>
+    metrics.rateLimited.inc({ kind }),
+  );
   return {
     // ---- platform: the database, clock, keys and the machinery every area shares ----
     db,
@@ -143,7 +146,7 @@ export async function createServices({ config, db, clock, logger, ...deps }: Ser
     jobs,
     metrics,
     idempotency: new IdempotencyService(db, clock),
-    rateLimits: new RateLimits(db, config.rateLimit, (kind) => metrics.rateLimited.inc({ kind })),
+    rateLimits,
     audit: new AuditService(db, config.auditRetentionDays),
     // ---- access: accounts and their credentials; account settings ----
     accounts: new AccountsService(db, clock, secretsKey),
@@ -188,6 +191,7 @@ export async function createServices({ config, db, clock, logger, ...deps }: Ser
       await jobs.close();
       await webhookDispatcher.drain();
       await events.close();
+      await rateLimits.close();
     },
   };
 }

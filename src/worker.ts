@@ -24,7 +24,10 @@ const { config, logger, db, services, metrics } = await startOrExit(
     const config = (seen = loadConfig());
     holdSqliteLock(config.databaseUrl, 'worker');
     const logger = createLogger(config.logLevel, undefined, config.logFormat);
-    const db = createDb(config.databaseUrl, { schema: config.databaseSchema });
+    const db = createDb(config.databaseUrl, {
+      schema: config.databaseSchema,
+      poolMax: config.databasePoolMax,
+    });
     await migrate(db);
     const services = await createServices({ config, db, clock: systemClock, logger });
     await startWorkers(services);

@@ -115,7 +115,10 @@ export async function runAdmin(argv: string[], io: Io = processIo): Promise<numb
   let services: Services | undefined;
   try {
     try {
-      db = createDb(config.databaseUrl, { schema: config.databaseSchema });
+      db = createDb(config.databaseUrl, {
+        schema: config.databaseSchema,
+        poolMax: config.databasePoolMax,
+      });
       // The CLI may run before the server ever did: bring the schema up to date first.
       await migrate(db);
     } catch (err) {

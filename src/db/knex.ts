@@ -11,6 +11,8 @@ import type { Db } from './engine.ts';
 export interface DbOptions {
   /** PostgreSQL only: use this schema (tests give each suite its own). */
   schema?: string;
+  /** PostgreSQL only: the pool's connections (DATABASE_POOL_MAX, default 10). */
+  poolMax?: number;
 }
 
 export function isPostgresUrl(url: string): boolean {
@@ -38,7 +40,7 @@ export function createDb(url: string, options: DbOptions = {}): Db {
       searchPath: options.schema ? [options.schema] : undefined,
       pool: {
         min: 0,
-        max: 10,
+        max: options.poolMax ?? 10,
         afterCreate: (conn: any, done: (err: Error | null, conn: unknown) => void) => {
           const sql = options.schema ? `SET search_path TO "${options.schema}"` : 'SELECT 1';
           conn.query(sql, (err: Error | null) => done(err, conn));

@@ -1,15 +1,20 @@
-// Per-minute limits per source IP, account and credential (rate-limiter-flexible). SQLite is one
-// process, so its counters live in memory; PostgreSQL instances share a table. A rejected request
-// gives its point back: a 429 does not count against the window.
-import {
-  RateLimiterMemory,
-  RateLimiterPostgres,
-  RateLimiterRes,
-  type RateLimiterAbstract,
-} from 'rate-limiter-flexible';
+// Per-minute limits per source IP, account and credential. SQLite is one process, so its counters
+// live in memory (rate-limiter-flexible); PostgreSQL instances share a table, written in one
+// statement per interval rather than per request (./ratelimit-shared.ts says how exact that is).
+// A rejected request gives its point back: a 429 does not count against the window.
+import { RateLimiterMemory, RateLimiterRes } from 'rate-limiter-flexible';
+import type { Clock } from '../clock.ts';
 import type { Db } from '../db/knex.ts';
 import { isPostgres } from '../db/knex.ts';
 import { AppError } from '../errors.ts';
+import { SharedCounters } from './ratelimit-shared.ts';
+
+/** What RateLimits needs of a limiter (rate-limiter-flexible's, or the shared counters'). */
+interface Limiter {
+  readonly points: number;
+  consume(key: string, points: number): Promise<RateLimiterRes>;
+  reward(key: string, points: number): Promise<unknown>;
+}
 
 export type LimitKind = 'source' | 'account' | 'credential';
 
@@ -20,25 +25,22 @@ export interface LimitState {
 }
 
 export class RateLimits {
-  private readonly limiters: Record<LimitKind, RateLimiterAbstract>;
+  private readonly limiters: Record<LimitKind, Limiter>;
+  /** PostgreSQL: the counters shared with the other instances; null on SQLite. */
+  readonly shared: SharedCounters | null;
 
   constructor(
     db: Db,
+    clock: Clock,
     points: Record<LimitKind, number>,
     /** Told of every rejection (the metrics count them by kind). */
     private readonly onReject: (kind: LimitKind) => void = () => undefined,
   ) {
-    const make = (kind: LimitKind): RateLimiterAbstract =>
-      isPostgres(db)
-        ? new RateLimiterPostgres({
-            storeClient: db,
-            storeType: 'knex',
-            tableName: 'rate_limits',
-            tableCreated: true,
-            keyPrefix: kind,
-            points: points[kind],
-            duration: 60,
-          })
+    const shared = isPostgres(db) ? new SharedCounters(db, clock) : null;
+    this.shared = shared;
+    const make = (kind: LimitKind): Limiter =>
+      shared
+        ? shared.limiter(kind, points[kind])
         : new RateLimiterMemory({ keyPrefix: kind, points: points[kind], duration: 60 });
     this.limiters = {
       source: make('source'),
@@ -75,7 +77,12 @@ export class RateLimits {
     await this.limiters[kind].reward(key, 1).catch(() => undefined);
   }
 
-  private state(limiter: RateLimiterAbstract, res: RateLimiterRes): LimitState {
+  /** Stops the shared counters' timer after handing over this instance's last counts. */
+  async close(): Promise<void> {
+    await this.shared?.close();
+  }
+
+  private state(limiter: Limiter, res: RateLimiterRes): LimitState {
     return {
       limit: limiter.points,
       remaining: res.remainingPoints,

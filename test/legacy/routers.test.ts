@@ -55,7 +55,11 @@ t.before(async (ctx) => {
   const koa = new Koa();
   koa.silent = true;
   const logger = createLogger('silent');
-  const rateLimits = new RateLimits(db, { source: 1000, account: 1000, credential: 1000 });
+  const rateLimits = new RateLimits(db, systemClock, {
+    source: 1000,
+    account: 1000,
+    credential: 1000,
+  });
   koa.use(legacyRoutes({ db, clock: systemClock, logger, rateLimits }, { v1, v2 }));
   ctx.server = http.createServer(koa.callback());
   await new Promise<void>((r) => ctx.server.listen(0, '127.0.0.1', r));

@@ -82,6 +82,8 @@ t('a variable that cannot work: exit 2, one line naming it', async (ctx) => {
     [{ LOG_LEVEL: 'loud' }, /^npm start: LOG_LEVEL: 'loud' is not one of fatal, error, warn/],
     [{ WORKERS: 'nope' }, /^npm start: WORKERS: 'nope' is not one of true\/false/],
     [{ PORT: 'eighty' }, /^npm start: PORT: 'eighty' is not a whole number/],
+    [{ DATABASE_POOL_MAX: 'ten' }, /^npm start: DATABASE_POOL_MAX: 'ten' is not a whole number/],
+    [{ DATABASE_POOL_MAX: '0' }, /^npm start: DATABASE_POOL_MAX: '0' is not between 1 and 1000$/],
     [
       { DATABASE_URL: 'mysql://root:pw@db/school' },
       /^npm start: DATABASE_URL: unsupported 'mysql:\/\/root:\*\*\*@db\/school': use sqlite:/,

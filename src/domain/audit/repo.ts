@@ -74,13 +74,16 @@ interface Pending {
 }
 
 /**
- * The audit trail. Entries recorded in the same event-loop turn share one INSERT and one commit
- * (a commit per request was the largest write cost); each request still waits for its own entry
+ * The audit trail, group-written on both engines: entries recorded while a write is under way
+ * (or in the same event-loop turn) share the next INSERT and its commit; one write at a time. On
+ * PostgreSQL, where a write is a round trip, that turns a commit per request into one per round
+ * trip under load (a turn alone gathered one or two). Each request still waits for its own entry
  * to be durable before it answers, and every request of a failed batch gets audit_unavailable.
  */
 export class AuditService {
   private pending: Pending[] = [];
   private scheduled = false;
+  private writing = false;
 
   constructor(
     private readonly db: Tx,
@@ -96,17 +99,30 @@ export class AuditService {
   record(entry: AuditEntry): Promise<void> {
     return new Promise((resolve, reject) => {
       this.pending.push({ entry, resolve, reject });
-      if (!this.scheduled) {
-        this.scheduled = true;
-        setImmediate(() => void this.flush());
-      }
+      this.schedule();
     });
+  }
+
+  private schedule(): void {
+    if (this.scheduled || this.writing || !this.pending.length) return;
+    this.scheduled = true;
+    setImmediate(() => void this.flush());
   }
 
   private async flush(): Promise<void> {
     this.scheduled = false;
+    this.writing = true;
     const batch = this.pending;
     this.pending = [];
+    try {
+      await this.write(batch);
+    } finally {
+      this.writing = false;
+      this.schedule();
+    }
+  }
+
+  private async write(batch: Pending[]): Promise<void> {
     try {
       await auditRepo.insertMany(
         this.db,

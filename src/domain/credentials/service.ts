@@ -3,7 +3,7 @@
 // Managing a credential (PATCH, DELETE, revocation, administrator links) takes what issuing it
 // would: every permission it holds, `*` only from `*`. A credential never outlives its issuers.
 import type { CursorCodec } from '../../db/cursor.ts';
-import type { Db, Tx } from '../../db/knex.ts';
+import { isPostgres, type Db, type Tx } from '../../db/knex.ts';
 import type { Clock } from '../../clock.ts';
 import { AppError, type ErrorDetail } from '../../errors.ts';
 import { detailMessage } from '../../i18n/messages.ts';
@@ -19,6 +19,7 @@ import {
 } from './repo.ts';
 import { hashSecret, newSecret, SECRET_PATTERN } from './secrets.ts';
 import { assertKnownPermissions } from './permissions.ts';
+import { VersionedCache } from './cache.ts';
 
 export interface CreateCredentialInput {
   name: string;
@@ -50,12 +51,25 @@ const tooMuch = (details: ErrorDetail[]) => new AppError('delegation_limit_excee
 const invalidExpiry = (code: string, message: string) =>
   new AppError('validation_failed', { details: [{ field: 'expires_at', code, message }] });
 
+/** A lookup as read from the database, before the clock is applied to it. */
+interface Stored {
+  found: { credential: Credential; account: AccountInfo } | null;
+  chain: ChainState | null;
+}
+
 export class CredentialsService {
+  /** PostgreSQL only: SQLite keeps these rows in src/db/reader.ts. */
+  private readonly cache: VersionedCache<Stored> | null;
+  /** When this process last wrote a credential's last_used_at (cached rows keep the old one). */
+  private readonly touched = new Map<number, number>();
+
   constructor(
     private readonly db: Db,
     private readonly clock: Clock,
     private readonly cursors: CursorCodec,
-  ) {}
+  ) {
+    this.cache = isPostgres(db) ? new VersionedCache(db) : null;
+  }
 
   /** Status as the caller sees it: an active credential past expires_at is expired. */
   effectiveStatus(c: Credential): Credential['status'] {
@@ -70,17 +84,34 @@ export class CredentialsService {
    * A delegated credential comes back with the most final state along its issuer chain, so a
    * revoked, suspended or expired issuer stops what it issued, however it got there (API, admin
    * CLI, or time). Bootstrap credentials, the common case, cost no second query; on SQLite the
-   * chain's row is kept like the credential's until the next commit.
+   * chain's row is kept like the credential's until the next commit, on PostgreSQL both are kept
+   * until the auth version moves (./cache.ts). Cached values are shared: never mutated.
    */
   async findBySecret(
     secret: string,
   ): Promise<{ credential: Credential; account: AccountInfo } | null> {
     if (!SECRET_PATTERN.test(secret)) return null;
-    const found = await repo.findBySecretHash(this.db, hashSecret(secret));
-    if (!found || found.credential.issuerId === null) return found;
-    const status = this.chainStatus(await repo.chainState(this.db, found.credential.issuerId));
+    const hash = hashSecret(secret);
+    let stored: Stored | undefined;
+    if (this.cache) {
+      const version = await this.cache.version();
+      stored = this.cache.get(hash, version);
+      if (!stored) {
+        stored = await this.read(hash);
+        if (stored.found) this.cache.set(hash, version, stored);
+      }
+    } else stored = await this.read(hash);
+    const { found, chain } = stored;
+    if (!found || !chain) return found;
+    const status = this.chainStatus(chain);
     if (FINALITY[status] <= FINALITY[found.credential.status]) return found;
     return { ...found, credential: { ...found.credential, status } };
+  }
+
+  private async read(hash: string): Promise<Stored> {
+    const found = await repo.findBySecretHash(this.db, hash);
+    if (!found || found.credential.issuerId === null) return { found, chain: null };
+    return { found, chain: await repo.chainState(this.db, found.credential.issuerId) };
   }
 
   private chainStatus(chain: ChainState): CredentialStatus {
@@ -107,7 +138,10 @@ export class CredentialsService {
   /** last_used_at is refreshed at most once a minute, so reads stay reads. */
   async touch(c: Credential): Promise<void> {
     const now = this.clock.now();
-    if (c.lastUsedAt && now.getTime() - Date.parse(c.lastUsedAt) < TOUCH_EVERY_MS) return;
+    const last = Math.max(c.lastUsedAt ? Date.parse(c.lastUsedAt) : 0, this.touched.get(c.id) ?? 0);
+    if (last && now.getTime() - last < TOUCH_EVERY_MS) return;
+    if (this.touched.size >= 10_000) this.touched.clear();
+    this.touched.set(c.id, now.getTime());
     await repo.touch(this.db, c.id, now.toISOString());
   }
 

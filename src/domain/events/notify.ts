@@ -23,7 +23,7 @@ const RECONNECT_MS = 1000;
 
 export class EventNotifier {
   private readonly listeners = new Set<EventListener>();
-  private readonly channel: string;
+  readonly channel: string;
   private started: Promise<void> | null = null;
   private closed = false;
   // SQLite

@@ -4,7 +4,7 @@
 // an event only once the transaction that recorded it has committed (src/domain/events/notify.ts).
 import type { Clock } from '../../clock.ts';
 import { DAY } from '../../clock.ts';
-import type { Db, Tx } from '../../db/engine.ts';
+import { isPostgres, type Db, type Tx } from '../../db/engine.ts';
 import { inTransaction } from '../../db/tx.ts';
 import { purgeInIdOrder } from '../../db/purge.ts';
 import type { CursorCodec } from '../../db/cursor.ts';
@@ -83,13 +83,17 @@ export class EventsService implements EventRecorder {
     if (problems)
       throw new Error(`event ${e.type} v${entry.version} breaks its schema: ${problems}`);
     const createdAt = this.clock.now().toISOString();
-    const id = await repo.insert(tx, {
+    const row = {
       account_id: e.accountId,
       type: e.type,
       version: entry.version,
       data: JSON.stringify(e.data),
       created_at: createdAt,
-    });
+    };
+    // PostgreSQL: the NOTIFY travels with the insert (one round trip); SQLite announces on commit.
+    const id = isPostgres(tx)
+      ? await repo.insertNotifying(tx, row, this.notifier.channel)
+      : await repo.insert(tx, row);
     const event: Event = {
       id,
       accountId: e.accountId,
@@ -98,7 +102,7 @@ export class EventsService implements EventRecorder {
       data: e.data,
       createdAt,
     };
-    await this.notifier.recorded(tx, e.accountId, id);
+    if (!isPostgres(tx)) await this.notifier.recorded(tx, e.accountId, id);
     for (const hook of this.hooks) await hook(tx, event);
     return event;
   }

@@ -3,7 +3,7 @@
 import { keyset, pages, type PageParams } from '../../db/page.ts';
 import type { CursorCodec } from '../../db/cursor.ts';
 import { firstRow } from '../../db/statements.ts';
-import type { Tx } from '../../db/knex.ts';
+import { isPostgres, type Tx } from '../../db/knex.ts';
 import { bool, insertId, json } from '../../db/dialect.ts';
 
 export const UTM_KEYS = [
@@ -195,8 +195,14 @@ export const usersRepo = {
     return q.select('users.*');
   },
 
-  async insert(tx: Tx, row: Record<string, unknown>): Promise<number> {
-    return insertId(tx, 'users', row);
+  /** Inserts and returns the stored user: on PostgreSQL one round trip (RETURNING *). */
+  async create(tx: Tx, accountId: number, row: Record<string, unknown>): Promise<User> {
+    if (isPostgres(tx)) {
+      const [r] = await tx('users').insert(row).returning('*');
+      return map(r);
+    }
+    const id = await insertId(tx, 'users', row);
+    return (await usersRepo.get(tx, accountId, id))!;
   },
 
   /** With `revision`, only that revision is overwritten (If-Match made atomic); returns rows hit. */

@@ -144,15 +144,14 @@ export class UsersService {
         updated_at: now,
       };
       for (const k of OPTIONAL_TEXT) row[k] = text(input[k] ?? null);
-      let id: number;
+      let created: User;
       try {
-        id = await repo.insert(tx, row);
+        created = await repo.create(tx, accountId, row);
       } catch (err) {
         // A concurrent create won the race; nothing else may run in an aborted PG transaction.
         if (isUniqueViolation(err)) throw duplicateEmail();
         throw err;
       }
-      const created = (await repo.get(tx, accountId, id))!;
       await this.events.record(tx, {
         accountId,
         type: 'user.created',

@@ -1,0 +1,62 @@
+// Statements per request on PostgreSQL (issue #20): boots the app on a fresh schema of the given
+// URL, warms it up, then sends GET /api/v3/users/{id} and POST /api/v3/users a few times each and
+// prints every statement knex sent during each request (knex's `query` event; statements of
+// timers that fire meanwhile show up too, marked by when they ran).
+//   npx tsx bench/queries.ts postgres://school:school@127.0.0.1:5432/school_h1
+import crypto from 'node:crypto';
+import { createApp } from '../src/app.ts';
+import { loadConfig } from '../src/config.ts';
+import { createDb } from '../src/db/knex.ts';
+import { createBenchSchema } from './pg-schema.ts';
+
+const url = process.argv[2] ?? process.env.TEST_DATABASE_URL;
+if (!url) throw new Error('usage: bench/queries.ts postgres://...');
+const bench = await createBenchSchema(url);
+const config = loadConfig({
+  DATABASE_URL: url,
+  DATABASE_SCHEMA: bench.schema,
+  LOG_LEVEL: 'silent',
+  WORKERS: 'false',
+  SECRETS_KEY: crypto.randomBytes(32).toString('base64url'),
+  FILES_DIR: '/tmp/queries-files',
+});
+const db = createDb(url, { schema: bench.schema });
+const app = await createApp(config, { db });
+const port = await app.listen(0, '127.0.0.1');
+const { id: accountId } = await app.services.accounts.createAccount({ name: 'Q' });
+const { secret } = await app.services.accounts.createRootCredential({
+  accountId,
+  permissions: ['*'],
+});
+let seen: string[] = [];
+db.on('query', (q: { sql: string }) => seen.push(q.sql.replace(/\s+/g, ' ').slice(0, 160)));
+const base = `http://127.0.0.1:${port}/api/v3`;
+let n = 0;
+async function call(method: string, path: string, body?: object) {
+  const res = await fetch(base + path, {
+    method,
+    headers: {
+      authorization: `Bearer ${secret}`,
+      'content-type': 'application/json',
+      ...(method === 'POST' ? { 'idempotency-key': `q-${++n}` } : {}),
+    },
+    body: body ? JSON.stringify(body) : undefined,
+  });
+  return { status: res.status, body: (await res.json()) as any };
+}
+const created = await call('POST', '/users', { name: 'Ana', email: 'ana@example.com' });
+const id = created.body.data?.id ?? created.body.id;
+for (const [method, path, body] of [
+  ['GET', `/users/${id}`],
+  ['GET', `/users/${id}`],
+  ['POST', '/users', { name: 'Bia', email: 'bia@example.com' }],
+  ['POST', '/users', { name: 'Caio', email: 'caio@example.com' }],
+] as [string, string, object?][]) {
+  seen = [];
+  const { status } = await call(method, path, body);
+  await new Promise((r) => setTimeout(r, 20));
+  console.log(`\n${method} ${path} -> ${status}: ${seen.length} statements`);
+  for (const s of seen) console.log('  ' + s);
+}
+await app.close();
+await bench.drop();

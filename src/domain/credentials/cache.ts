@@ -1,0 +1,53 @@
+// PostgreSQL: credentials (with their account and issuer chain) kept in memory across requests,
+// each under the auth version it was read at (migration 018: a row that triggers move on any
+// change to credentials or accounts, in the writer's transaction). Before using an entry a request
+// reads the version with a statement that starts after the request arrived, so a change committed
+// by any instance (or the admin CLI) before then is seen: B revokes, A refuses the next request.
+// Requests share that read: one runs at a time and those that arrive meanwhile take the next one,
+// so under load it is one small statement per round trip, not one per request.
+import type { Db } from '../../db/knex.ts';
+
+/** Entries kept at most; the oldest go first (a Map iterates in insertion order). */
+const MAX_ENTRIES = 10_000;
+
+export class VersionedCache<T> {
+  private readonly entries = new Map<string, { version: string; value: T }>();
+  private running: Promise<string> | null = null;
+  private queued: Promise<string> | null = null;
+
+  constructor(private readonly db: Db) {}
+
+  /** The auth version, read by a statement that started after this call. */
+  version(): Promise<string> {
+    if (!this.running) {
+      this.running = this.read().finally(() => {
+        this.running = null;
+      });
+      return this.running;
+    }
+    this.queued ??= this.running
+      .catch(() => undefined)
+      .then(() => {
+        this.queued = null;
+        return this.version();
+      });
+    return this.queued;
+  }
+
+  private async read(): Promise<string> {
+    const { rows } = await this.db.raw('SELECT version FROM auth_version WHERE id = 1');
+    return String(rows[0].version);
+  }
+
+  get(key: string, version: string): T | undefined {
+    const e = this.entries.get(key);
+    if (e && e.version === version) return e.value;
+    if (e) this.entries.delete(key);
+    return undefined;
+  }
+
+  set(key: string, version: string, value: T): void {
+    if (this.entries.size >= MAX_ENTRIES) this.entries.delete(this.entries.keys().next().value!);
+    this.entries.set(key, { version, value });
+  }
+}

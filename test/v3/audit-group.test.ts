@@ -1,0 +1,69 @@
+// Audit entries are group-written: entries recorded while a write is under way go together in
+// the next INSERT (src/domain/audit/repo.ts), so on PostgreSQL a busy instance commits the trail
+// once per round trip, not once per request. PostgreSQL only: there a write can be held open (a
+// lock taken by another transaction) to see what queues behind it.
+import { suite } from 'uvu';
+import * as assert from 'uvu/assert';
+import type { AuditEntry } from '../../src/domain/audit/repo.ts';
+import { boot, type Booted } from '../helpers/app.ts';
+
+const PG = Boolean(process.env.TEST_DATABASE_URL);
+
+const t = suite<{ b: Booted }>('audit group writes');
+const test = PG ? t : t.skip;
+if (!PG) console.log('  SKIP audit group writes: PostgreSQL only (set TEST_DATABASE_URL).');
+
+t.before(async (ctx) => {
+  if (PG) ctx.b = await boot();
+});
+t.after(async (ctx) => {
+  if (PG) await ctx.b.close();
+});
+
+const entry = (b: Booted, n: number): AuditEntry => ({
+  requestId: `req_group_${n}`,
+  accountId: b.accountId,
+  credentialId: b.credentialId,
+  adminId: null,
+  method: 'GET',
+  route: '/capabilities',
+  operationId: 'getCapabilities',
+  path: '/api/v3/capabilities',
+  status: 200,
+  durationMs: 1,
+  ip: '127.0.0.1',
+  createdAt: new Date().toISOString(),
+});
+
+const turn = () => new Promise((r) => setImmediate(r));
+
+test('entries recorded during a write share the next one', async ({ b }) => {
+  const db = b.database.db;
+  const inserts: unknown[][] = [];
+  const listener = (q: { sql: string; bindings: unknown[] }) => {
+    if (/insert into "audit_entries"/i.test(q.sql)) inserts.push(q.bindings);
+  };
+  db.on('query', listener);
+  const lock = await db.transaction();
+  try {
+    await lock.raw('LOCK TABLE audit_entries IN EXCLUSIVE MODE');
+    const audit = b.app.services.audit;
+    const first = audit.record(entry(b, 1));
+    while (inserts.length === 0) await turn(); // the first INSERT is sent, and waits on the lock
+    const second = audit.record(entry(b, 2));
+    await turn();
+    const third = audit.record(entry(b, 3));
+    await turn();
+    await lock.commit();
+    await Promise.all([first, second, third]);
+  } finally {
+    db.removeListener('query', listener);
+    if (!lock.isCompleted()) await lock.rollback();
+  }
+  assert.is(inserts.length, 2);
+  const ids = await db('audit_entries').whereLike('request_id', 'req_group_%').pluck('request_id');
+  assert.equal(ids.sort(), ['req_group_1', 'req_group_2', 'req_group_3']);
+  assert.ok(inserts[1]!.includes('req_group_2') && inserts[1]!.includes('req_group_3'));
+});
+
+t.run();
