@@ -1,7 +1,7 @@
 // Events (table `events`). `data` is the payload as recorded, JSON text on both engines.
 import { keyset, pages, type PageParams } from '../../db/page.ts';
 import type { CursorCodec } from '../../db/cursor.ts';
-import type { Tx } from '../../db/engine.ts';
+import { isPostgres, type Tx } from '../../db/engine.ts';
 import { insertId } from '../../db/dialect.ts';
 import { firstRow } from '../../db/statements.ts';
 import type { Event } from './types.ts';
@@ -34,6 +34,20 @@ export const eventsRepo = {
 
   insert(tx: Tx, row: Record<string, unknown>): Promise<number> {
     return insertId(tx, 'events', row);
+  },
+
+  /**
+   * Inserts the rows in this order; their ids, ascending, in the same order (one statement on
+   * PostgreSQL, whose sequence numbers the rows of one INSERT in the order they are listed).
+   */
+  async insertMany(tx: Tx, rows: Record<string, unknown>[]): Promise<number[]> {
+    if (!isPostgres(tx)) {
+      const ids: number[] = [];
+      for (const row of rows) ids.push(await insertId(tx, 'events', row));
+      return ids;
+    }
+    const returned = await tx('events').insert(rows).returning('id');
+    return returned.map((r: { id: unknown }) => Number(r.id)).sort((a: number, b: number) => a - b);
   },
 
   async get(tx: Tx, accountId: number, id: number): Promise<Event | null> {

@@ -264,6 +264,41 @@ export const operationsRepo = {
       .increment({ done, failed });
   },
 
+  /**
+   * PostgreSQL, set-based chunks: settles the chunk's items as succeeded with their results (those
+   * still pending, as updateItem does), renews the lease and moves the counters, in one statement.
+   * 0 means the lease is no longer ours (the caller rolls the chunk back).
+   */
+  async settleChunk(
+    tx: Tx,
+    id: number,
+    owner: string,
+    leaseUntil: string,
+    chunk: { attempt: number; at: string; items: { id: number; result: string }[] },
+  ): Promise<number> {
+    const r = await tx.raw(
+      `WITH settled AS (
+         UPDATE operation_items AS i
+            SET status = 'succeeded', result = v.result, attempt_number = ?, updated_at = ?
+           FROM unnest(?::int[], ?::text[]) AS v(id, result)
+          WHERE i.id = v.id AND i.status = 'pending'
+         RETURNING 1)
+       UPDATE operations SET lease_expires_at = ?, done = done + ?
+        WHERE id = ? AND lease_owner = ?`,
+      [
+        chunk.attempt,
+        chunk.at,
+        chunk.items.map((i) => i.id),
+        chunk.items.map((i) => i.result),
+        leaseUntil,
+        chunk.items.length,
+        id,
+        owner,
+      ],
+    );
+    return Number(r.rowCount ?? 0);
+  },
+
   releaseLease(tx: Tx, id: number, owner: string) {
     return tx('operations')
       .where({ id, lease_owner: owner })

@@ -2,7 +2,7 @@
 // Every function takes the caller's `tx`.
 import { keyset, pages, type PageParams } from '../../db/page.ts';
 import type { CursorCodec } from '../../db/cursor.ts';
-import type { Tx } from '../../db/engine.ts';
+import { isPostgres, type Tx } from '../../db/engine.ts';
 import { bool, insertId } from '../../db/dialect.ts';
 import { allRows, execute, firstRow, updateSql } from '../../db/statements.ts';
 
@@ -116,6 +116,18 @@ export const deliveriesRepo = {
 
   insert(tx: Tx, row: Record<string, unknown>): Promise<number> {
     return insertId(tx, 'webhook_deliveries', row);
+  },
+
+  /** Inserts the rows; their ids in the same order (one statement on PostgreSQL). */
+  async insertMany(tx: Tx, rows: Record<string, unknown>[]): Promise<number[]> {
+    if (rows.length <= 1 || !isPostgres(tx)) {
+      const ids: number[] = [];
+      for (const row of rows) ids.push(await insertId(tx, 'webhook_deliveries', row));
+      return ids;
+    }
+    // The sequence numbers the rows in the order they are listed.
+    const returned = await tx('webhook_deliveries').insert(rows).returning('id');
+    return returned.map((r: { id: unknown }) => Number(r.id)).sort((a: number, b: number) => a - b);
   },
 
   async get(tx: Tx, id: number): Promise<Delivery | null> {
