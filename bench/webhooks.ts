@@ -4,7 +4,7 @@
 // as src/worker.ts does, on a fresh database, with the workers in this process, one account and
 // one endpoint (every event type) on 127.0.0.1. Prints one JSON line on stdout:
 //   {"engine","latency":{"events","p50","p90","p99","max"},
-//    "burst":{"events","seconds","perSecond","cpuMsPerDelivery"}}
+//    "burst":{"events","seconds","perSecond","cpuMsPerDelivery","queriesPerDelivery"}}
 // cpuMsPerDelivery: this process's CPU time (user + system) during the burst, per delivery; the
 // receiver runs in this process too, so it counts its side of each request as well.
 //
@@ -79,6 +79,10 @@ try {
   const latencies = [...committed].map(([id, at]) => arrived.get(id)! - at).sort((a, b) => a - b);
 
   // Throughput: the burst is recorded in transactions of 100 events, then delivered.
+  // Statements the app sent through its own pool meanwhile (not graphile-worker's: its pool is
+  // its own), per delivery: the recording transactions' share included.
+  let queries = 0;
+  db.on('query', () => queries++);
   const started = now();
   const cpu = process.cpuUsage();
   const ids: string[] = [];
@@ -113,6 +117,7 @@ try {
         seconds: round(seconds),
         perSecond: Math.round(BURST / seconds),
         cpuMsPerDelivery: Math.round((cpuMs / BURST) * 1000) / 1000,
+        queriesPerDelivery: Math.round((queries / BURST) * 10) / 10,
       },
     }),
   );

@@ -58,6 +58,13 @@ export const eventsRepo = {
     return r ? map(r) : null;
   },
 
+  /** The account's events with these ids (any order; those gone are missing). */
+  async getMany(tx: Tx, accountId: number, ids: number[]): Promise<Event[]> {
+    if (ids.length === 0) return [];
+    const rows = await tx('events').where('account_id', accountId).whereIn('id', ids);
+    return rows.map(map);
+  },
+
   /** One page of the account's events recorded since `retainedSince`, newest first by default. */
   page(
     tx: Tx,

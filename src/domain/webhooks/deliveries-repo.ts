@@ -4,7 +4,14 @@ import { keyset, pages, type PageParams } from '../../db/page.ts';
 import type { CursorCodec } from '../../db/cursor.ts';
 import { isPostgres, type Tx } from '../../db/engine.ts';
 import { bool, insertId } from '../../db/dialect.ts';
-import { allRows, execute, firstRow, updateSql } from '../../db/statements.ts';
+import {
+  allRows,
+  execute,
+  firstRow,
+  insertMany,
+  updateRows,
+  updateSql,
+} from '../../db/statements.ts';
 
 export const DELIVERY_STATUSES = [
   'pending',
@@ -49,6 +56,14 @@ export interface Attempt {
   responseExcerpt: string | null;
   transportError: string | null;
 }
+
+/** PostgreSQL types of the columns a set-based update writes (the rest are text). */
+const COLUMN_TYPES: Record<string, string> = {
+  attempts_count: 'int',
+  automatic_attempts: 'int',
+  replays_pending: 'int',
+  waiting: 'boolean',
+};
 
 const num = (v: unknown) => (v === null || v === undefined ? null : Number(v));
 
@@ -135,6 +150,31 @@ export const deliveriesRepo = {
     return r ? map(r) : null;
   },
 
+  /** The deliveries with these ids (any order; those gone are missing). */
+  async getMany(tx: Tx, ids: number[]): Promise<Delivery[]> {
+    if (ids.length === 0) return [];
+    if (ids.length === 1) {
+      const d = await deliveriesRepo.get(tx, ids[0]!);
+      return d ? [d] : [];
+    }
+    const rows = await tx('webhook_deliveries').whereIn('id', ids);
+    return rows.map(map);
+  },
+
+  /** Each delivery with its own values of the same columns (one statement on PostgreSQL). */
+  updateEach(
+    tx: Tx,
+    rows: { id: number; values: Record<string, unknown> }[],
+    owner?: (id: number) => string,
+  ): Promise<number> {
+    if (rows.length === 0) return Promise.resolve(0);
+    const columns = Object.keys(rows[0]!.values);
+    const types = Object.fromEntries(columns.map((c) => [c, COLUMN_TYPES[c] ?? 'text']));
+    if (!owner) return updateRows(tx, 'webhook_deliveries', types, rows);
+    const guarded = rows.map((r) => ({ ...r, guardValue: owner(r.id) }));
+    return updateRows(tx, 'webhook_deliveries', types, guarded, 'lease_owner');
+  },
+
   async getOf(tx: Tx, endpointId: number, id: number): Promise<Delivery | null> {
     const r = await firstRow(
       tx,
@@ -182,6 +222,17 @@ export const deliveriesRepo = {
       [endpointId, now],
     );
     return Number(r?.n ?? 0);
+  },
+
+  /** waiting(), whole rows. */
+  async waitingRows(tx: Tx, endpointId: number, limit: number, now: string): Promise<Delivery[]> {
+    const rows = await allRows(
+      tx,
+      'SELECT * FROM webhook_deliveries WHERE endpoint_id = ? AND waiting = ? AND due_at <= ? ' +
+        'ORDER BY due_at, id LIMIT ?',
+      [endpointId, true, now, limit],
+    );
+    return rows.map(map);
   },
 
   /** Up to `limit` deliveries that wait for a free slot of the endpoint, longest waiting first. */
@@ -276,6 +327,11 @@ export const deliveriesRepo = {
 
   insertAttempt(tx: Tx, row: Record<string, unknown>): Promise<number> {
     return insertId(tx, 'webhook_attempts', row);
+  },
+
+  /** Several attempts (rows of one shape) in one statement on PostgreSQL. */
+  insertAttempts(tx: Tx, rows: Record<string, unknown>[]): Promise<void> {
+    return insertMany(tx, 'webhook_attempts', rows);
   },
 
   async attempt(tx: Tx, deliveryId: number, number: number): Promise<Attempt | null> {
