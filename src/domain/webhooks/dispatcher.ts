@@ -4,6 +4,11 @@
 // runner's few slots. At most PER_ENDPOINT attempts per endpoint run at once (across instances:
 // claims lock the endpoint's row); a delivery that finds its endpoint full waits, and the next
 // attempt that finishes there wakes it. So a slow or dead endpoint delays only its own deliveries.
+// Claims and outcomes go by endpoint, several at a time: a claim reads the slots, the candidates,
+// their events and the secrets once and writes the claimed rows in one statement; outcomes that
+// finish while a transaction records others at the same endpoint wait for the next one (a group
+// commit), which records them all and hands their slots to the next deliveries waiting. So the
+// endpoint's lock is taken once per group, not once per delivery.
 //
 // Statuses: pending -> in_progress -> delivered | failed (a retry is scheduled) -> ... -> dead
 // (none is left); canceled when the endpoint is disabled or deleted. Retries follow RETRY_MS
