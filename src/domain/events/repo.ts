@@ -3,7 +3,7 @@ import { keyset, pages, type PageParams } from '../../db/page.ts';
 import type { CursorCodec } from '../../db/cursor.ts';
 import { isPostgres, type Tx } from '../../db/engine.ts';
 import { insertId } from '../../db/dialect.ts';
-import { firstRow } from '../../db/statements.ts';
+import { firstRow, insertUnnest } from '../../db/statements.ts';
 import type { Event } from './types.ts';
 
 const map = (r: any): Event => ({
@@ -46,8 +46,15 @@ export const eventsRepo = {
       for (const row of rows) ids.push(await insertId(tx, 'events', row));
       return ids;
     }
-    const returned = await tx('events').insert(rows).returning('id');
-    return returned.map((r: { id: unknown }) => Number(r.id)).sort((a: number, b: number) => a - b);
+    const types = {
+      account_id: 'int',
+      type: 'text',
+      version: 'text',
+      data: 'text',
+      created_at: 'text',
+    };
+    const returned = await insertUnnest(tx, 'events', types, rows, 'RETURNING id');
+    return returned.map((r) => Number(r.id)).sort((a: number, b: number) => a - b);
   },
 
   async get(tx: Tx, accountId: number, id: number): Promise<Event | null> {

@@ -2,7 +2,7 @@
 // that is the request's transaction, and SQLite has a single connection.
 import { keyset, pages, type PageParams } from '../../db/page.ts';
 import type { CursorCodec } from '../../db/cursor.ts';
-import { firstRow } from '../../db/statements.ts';
+import { firstRow, insertUnnest } from '../../db/statements.ts';
 import type { Tx } from '../../db/knex.ts';
 import { bool, insertId, json } from '../../db/dialect.ts';
 
@@ -85,6 +85,28 @@ function mapRow(r: any): User {
   }
   return user;
 }
+
+/** PostgreSQL types of a new student's columns (insertMany). */
+const NEW_ROW_TYPES: Record<string, string> = {
+  account_id: 'int',
+  name: 'text',
+  email: 'text',
+  email_lower: 'text',
+  document: 'text',
+  free: 'boolean',
+  points: 'int',
+  auto_login_token: 'text',
+  utm: 'text',
+  started_at: 'text',
+  last_access_at: 'text',
+  revision: 'text',
+  created_at: 'text',
+  updated_at: 'text',
+  phone: 'text',
+  job_title: 'text',
+  company_name: 'text',
+  company_size: 'text',
+};
 
 /** The columns a profile update writes (updateProfiles). */
 const PROFILE_COLUMNS = [
@@ -233,11 +255,13 @@ export const usersRepo = {
   /** Inserts the rows (one shape); a row whose email exists already is skipped, not returned. */
   async insertMany(tx: Tx, rows: Record<string, unknown>[]): Promise<User[]> {
     if (rows.length === 0) return [];
-    const inserted = await tx('users')
-      .insert(rows)
-      .onConflict(['account_id', 'email_lower'])
-      .ignore()
-      .returning('*');
+    const inserted = await insertUnnest(
+      tx,
+      'users',
+      NEW_ROW_TYPES,
+      rows,
+      'ON CONFLICT (account_id, email_lower) DO NOTHING RETURNING *',
+    );
     return inserted.map(map);
   },
 
