@@ -5,6 +5,8 @@ import type { CursorCodec } from '../../db/cursor.ts';
 import type { Knex } from 'knex';
 import type { Tx } from '../../db/engine.ts';
 import { bool, insertId } from '../../db/dialect.ts';
+import { isPostgres } from '../../db/engine.ts';
+import { insertUnnest } from '../../db/statements.ts';
 
 export const TERMINAL = ['succeeded', 'partially_succeeded', 'failed', 'canceled'] as const;
 export type OperationStatus = 'queued' | 'running' | (typeof TERMINAL)[number];
@@ -59,6 +61,16 @@ export interface Attempt {
   startedAt: string | null;
   finishedAt: string | null;
 }
+
+/** PostgreSQL types of a new item's columns (insertItems). */
+const ITEM_TYPES = {
+  operation_id: 'int',
+  position: 'int',
+  key: 'text',
+  payload: 'text',
+  status: 'text',
+  updated_at: 'text',
+};
 
 const parse = (v: unknown) => (v === null || v === undefined ? null : JSON.parse(String(v)));
 
@@ -162,6 +174,11 @@ export const operationsRepo = {
       status: 'pending',
       updated_at: now,
     }));
+    // PostgreSQL: one statement, an array per column (a batch's POST waits for it).
+    if (isPostgres(tx)) {
+      await insertUnnest(tx, 'operation_items', ITEM_TYPES, rows);
+      return;
+    }
     // Chunks keep each statement under SQLite's bound-parameter limit.
     for (let i = 0; i < rows.length; i += 100)
       await tx('operation_items').insert(rows.slice(i, i + 100));
