@@ -67,7 +67,15 @@ export const eventsRepo = {
 
   /** The account's events with these ids (any order; those gone are missing). */
   async getMany(tx: Tx, accountId: number, ids: number[]): Promise<Event[]> {
-    if (ids.length === 0) return [];
+    // SQLite: cached prepared statements, one a row, cost less than one statement knex builds.
+    if (ids.length === 1 || !isPostgres(tx)) {
+      const out: Event[] = [];
+      for (const id of ids) {
+        const e = await eventsRepo.get(tx, accountId, id);
+        if (e) out.push(e);
+      }
+      return out;
+    }
     const rows = await tx('events').where('account_id', accountId).whereIn('id', ids);
     return rows.map(map);
   },

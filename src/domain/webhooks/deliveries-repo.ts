@@ -152,10 +152,14 @@ export const deliveriesRepo = {
 
   /** The deliveries with these ids (any order; those gone are missing). */
   async getMany(tx: Tx, ids: number[]): Promise<Delivery[]> {
-    if (ids.length === 0) return [];
-    if (ids.length === 1) {
-      const d = await deliveriesRepo.get(tx, ids[0]!);
-      return d ? [d] : [];
+    // SQLite: cached prepared statements, one a row, cost less than one statement knex builds.
+    if (ids.length === 1 || !isPostgres(tx)) {
+      const out: Delivery[] = [];
+      for (const id of ids) {
+        const d = await deliveriesRepo.get(tx, id);
+        if (d) out.push(d);
+      }
+      return out;
     }
     const rows = await tx('webhook_deliveries').whereIn('id', ids);
     return rows.map(map);
@@ -330,8 +334,9 @@ export const deliveriesRepo = {
   },
 
   /** Several attempts (rows of one shape) in one statement on PostgreSQL. */
-  insertAttempts(tx: Tx, rows: Record<string, unknown>[]): Promise<void> {
-    return insertMany(tx, 'webhook_attempts', rows);
+  async insertAttempts(tx: Tx, rows: Record<string, unknown>[]): Promise<void> {
+    if (isPostgres(tx)) return insertMany(tx, 'webhook_attempts', rows);
+    for (const row of rows) await insertId(tx, 'webhook_attempts', row);
   },
 
   async attempt(tx: Tx, deliveryId: number, number: number): Promise<Attempt | null> {
