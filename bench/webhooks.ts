@@ -4,15 +4,21 @@
 // as src/worker.ts does, on a fresh database, with the workers in this process, one account and
 // one endpoint (every event type) on 127.0.0.1. Prints one JSON line on stdout:
 //   {"engine","latency":{"events","p50","p90","p99","max"},
-//    "burst":{"events","seconds","perSecond","cpuMsPerDelivery"}}
+//    "burst":{"events","seconds","perSecond","cpuMsPerDelivery","queriesPerDelivery"}}
 // cpuMsPerDelivery: this process's CPU time (user + system) during the burst, per delivery; the
 // receiver runs in this process too, so it counts its side of each request as well.
 //
-//   npx tsx bench/webhooks.ts [database=sqlite] [events=200] [burst=1000]
+//   npx tsx bench/webhooks.ts [database=sqlite] [events=200] [burst=1000] [workers=0]
 // database: `sqlite` (a fresh file in a temporary folder) or a postgres:// URL (a `bench_<random>`
-// schema, made and dropped here).
+// schema, made and dropped here). workers (PostgreSQL): the deliveries are made by that many
+// `npm run worker` processes (src/worker.ts) on the same schema instead of this process, which
+// then only records the events and receives.
+import { spawn, type ChildProcess } from 'node:child_process';
+import crypto from 'node:crypto';
 import http from 'node:http';
 import type { AddressInfo } from 'node:net';
+import path from 'node:path';
+import { createBenchSchema } from './pg-schema.ts';
 import { transaction } from '../src/db/tx.ts';
 import { benchServices } from './services.ts';
 import { startWorkers } from '../src/tasks/index.ts';
@@ -20,6 +26,7 @@ import { startWorkers } from '../src/tasks/index.ts';
 const database = process.argv[2] ?? 'sqlite';
 const EVENTS = Number(process.argv[3] ?? 200);
 const BURST = Number(process.argv[4] ?? 1000);
+const WORKERS = database === 'sqlite' ? 0 : Number(process.argv[5] ?? 0);
 const GAP_MS = 5;
 const WARMUP = 20;
 const WAIT_MS = 120_000;
@@ -43,13 +50,35 @@ const receiver = http.createServer((req, res) => {
 await new Promise<void>((r) => receiver.listen(0, '127.0.0.1', r));
 const url = `http://127.0.0.1:${(receiver.address() as AddressInfo).port}/hooks`;
 
+// Every process of one database shares its secrets key (a worker with another refuses to start).
+const env = {
+  WEBHOOK_ALLOW_PRIVATE_TARGETS: 'true',
+  SECRETS_KEY: crypto.randomBytes(32).toString('base64url'),
+};
+const shared = WORKERS ? await createBenchSchema(database) : null;
 const { services, db, postgres, close } = await benchServices(database, 'webhooks', {
-  env: { WEBHOOK_ALLOW_PRIVATE_TARGETS: 'true' },
+  env,
+  schema: shared?.schema,
 });
+const children: ChildProcess[] = [];
 try {
   const { id: accountId } = await services.accounts.createAccount({ name: 'Bench school' });
   await services.webhooks.create(accountId, { url, event_types: ['*'] });
-  await startWorkers(services);
+  if (!WORKERS) await startWorkers(services);
+  for (let i = 0; i < WORKERS; i++)
+    children.push(
+      spawn(process.execPath, ['--import', 'tsx', 'src/worker.ts'], {
+        cwd: path.resolve(import.meta.dirname, '..'),
+        env: {
+          ...process.env,
+          ...env,
+          DATABASE_URL: database,
+          DATABASE_SCHEMA: shared!.schema,
+          LOG_LEVEL: 'silent',
+        },
+        stdio: ['ignore', 'ignore', 'inherit'],
+      }),
+    );
 
   const data = (i: number) => ({ user_id: String(i + 1), tag: { id: '1', name: `t${i}` } });
   const record = (i: number) =>
@@ -68,6 +97,10 @@ try {
     }
   };
 
+  // Worker processes start (tsx, the app's modules, the job engine) before they deliver: one
+  // event delivered first says they are up.
+  if (WORKERS) await waitFor([`evt_${(await record(BURST + WARMUP + EVENTS)).id}`]);
+
   // Latency: one event per transaction, GAP_MS apart.
   const committed = new Map<string, number>();
   for (let i = 0; i < WARMUP + EVENTS; i++) {
@@ -79,6 +112,10 @@ try {
   const latencies = [...committed].map(([id, at]) => arrived.get(id)! - at).sort((a, b) => a - b);
 
   // Throughput: the burst is recorded in transactions of 100 events, then delivered.
+  // Statements the app sent through its own pool meanwhile (not graphile-worker's: its pool is
+  // its own), per delivery: the recording transactions' share included.
+  let queries = 0;
+  db.on('query', () => queries++);
   const started = now();
   const cpu = process.cpuUsage();
   const ids: string[] = [];
@@ -113,6 +150,7 @@ try {
         seconds: round(seconds),
         perSecond: Math.round(BURST / seconds),
         cpuMsPerDelivery: Math.round((cpuMs / BURST) * 1000) / 1000,
+        queriesPerDelivery: Math.round((queries / BURST) * 10) / 10,
       },
     }),
   );
@@ -120,7 +158,12 @@ try {
   await services.webhookDispatcher.drain();
   await services.events.close();
 } finally {
+  for (const child of children) child.kill('SIGTERM');
+  await Promise.all(
+    children.map((c) => (c.exitCode === null ? new Promise((r) => c.once('exit', r)) : null)),
+  );
   await close();
+  await shared?.drop();
   receiver.closeAllConnections();
   receiver.close();
 }

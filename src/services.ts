@@ -77,7 +77,10 @@ export async function createServices({ config, db, clock, logger, ...deps }: Ser
     logger,
   );
   const webhookFanOut = new WebhookFanOut(clock, jobs, eventCatalog);
-  events.onRecord((tx, event) => webhookFanOut.fanOut(tx, event));
+  events.onRecord(
+    (tx, event) => webhookFanOut.fanOut(tx, event),
+    (tx, list) => webhookFanOut.fanOutMany(tx, list),
+  );
   const users = new UsersService(db, clock, cursors, events);
   const tags = new TagsService(db, clock, cursors, events);
   const catalog = new CatalogService(db, clock, cursors, tags, events);

@@ -9,3 +9,9 @@ UsersService.prototype.upsertByEmail = async function (this: UsersService, ...ar
   await new Promise((resolve) => setTimeout(resolve, delay));
   return original.apply(this, args);
 };
+// The set-based path (PostgreSQL) applies a chunk at once: as slow as its items one by one.
+const originalMany = UsersService.prototype.upsertManyByEmail;
+UsersService.prototype.upsertManyByEmail = async function (this: UsersService, ...args) {
+  await new Promise((resolve) => setTimeout(resolve, delay * args[1].length));
+  return originalMany.apply(this, args);
+};

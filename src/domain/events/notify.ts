@@ -52,6 +52,18 @@ export class EventNotifier {
     }
   }
 
+  /** recorded() for several events, in one statement on PostgreSQL. */
+  async recordedMany(tx: Tx, events: { accountId: number; id: number }[]): Promise<void> {
+    if (!isPostgres(tx)) {
+      this.dirty = true;
+      return;
+    }
+    await tx.raw('select pg_notify(?, p) from unnest(?::text[]) as p', [
+      this.channel,
+      events.map((e) => `${e.accountId}:${e.id}`),
+    ]);
+  }
+
   subscribe(listener: EventListener): () => void {
     this.listeners.add(listener);
     this.started ??= this.start().catch((err) =>

@@ -1,9 +1,9 @@
 // Events (table `events`). `data` is the payload as recorded, JSON text on both engines.
 import { keyset, pages, type PageParams } from '../../db/page.ts';
 import type { CursorCodec } from '../../db/cursor.ts';
-import type { Tx } from '../../db/engine.ts';
+import { isPostgres, type Tx } from '../../db/engine.ts';
 import { insertId } from '../../db/dialect.ts';
-import { firstRow } from '../../db/statements.ts';
+import { firstRow, insertUnnest } from '../../db/statements.ts';
 import type { Event } from './types.ts';
 
 export interface EventRow {
@@ -58,12 +58,48 @@ export const eventsRepo = {
     return Number(rows[0].id);
   },
 
+  /**
+   * Inserts the rows in this order; their ids, ascending, in the same order (one statement on
+   * PostgreSQL, whose sequence numbers the rows of one INSERT in the order they are listed).
+   */
+  async insertMany(tx: Tx, rows: Record<string, unknown>[]): Promise<number[]> {
+    if (!isPostgres(tx)) {
+      const ids: number[] = [];
+      for (const row of rows) ids.push(await insertId(tx, 'events', row));
+      return ids;
+    }
+    const types = {
+      account_id: 'int',
+      type: 'text',
+      version: 'text',
+      data: 'text',
+      created_at: 'text',
+    };
+    const returned = await insertUnnest(tx, 'events', types, rows, 'RETURNING id');
+    return returned.map((r) => Number(r.id)).sort((a: number, b: number) => a - b);
+  },
+
   async get(tx: Tx, accountId: number, id: number): Promise<Event | null> {
     const r = await firstRow(tx, 'SELECT * FROM events WHERE account_id = ? AND id = ?', [
       accountId,
       id,
     ]);
     return r ? map(r) : null;
+  },
+
+  /** The account's events with these ids (any order; those gone are missing). */
+  async getMany(tx: Tx, accountId: number, ids: number[]): Promise<Event[]> {
+    // SQLite: cached prepared statements, one a row, cost less than one statement knex builds.
+    if (ids.length === 1 || !isPostgres(tx)) {
+      const out: Event[] = [];
+      for (const id of ids) {
+        const e = await eventsRepo.get(tx, accountId, id);
+        if (e) out.push(e);
+      }
+      return out;
+    }
+    const rows = await tx('events').where('account_id', accountId).whereIn('id', ids);
+    return rows.map(map);
   },
 
   /** One page of the account's events recorded since `retainedSince`, newest first by default. */

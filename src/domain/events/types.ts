@@ -35,6 +35,21 @@ export interface NewEvent {
 /** Records an event in the caller's transaction: it exists if and only if the change commits. */
 export interface EventRecorder {
   record(tx: Tx, event: NewEvent): Promise<Event>;
+  /** Several events at once, in this order (ids ascending): what record() one after the other does. */
+  recordMany?(tx: Tx, events: NewEvent[]): Promise<Event[]>;
+}
+
+/** Records the events in order: at once where the recorder can, else one after the other. */
+export async function recordAll(
+  recorder: EventRecorder,
+  tx: Tx,
+  events: NewEvent[],
+): Promise<Event[]> {
+  if (events.length === 0) return [];
+  if (recorder.recordMany) return recorder.recordMany(tx, events);
+  const out: Event[] = [];
+  for (const e of events) out.push(await recorder.record(tx, e));
+  return out;
 }
 
 /** A recorder that records nothing (services built without events, e.g. in unit tests). */

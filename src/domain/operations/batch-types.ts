@@ -24,6 +24,19 @@ export interface BatchType {
     payload: any,
     ctx: { operationId: number; prepared?: unknown },
   ): Promise<Record<string, unknown>>;
+  /**
+   * Optional, PostgreSQL only: applies a whole chunk with set-based SQL (one lookup, one multi-row
+   * write per table) in the chunk's transaction; returns each item's result, in order. Null, or a
+   * throw, when the chunk cannot go this way (an item would fail, two items touch one row, a
+   * concurrent write): the runner rolls the chunk back and applies it item by item with `apply`.
+   * Must write exactly what `apply` would write item after item (rows, events, their jobs).
+   */
+  applyMany?(
+    tx: Tx,
+    accountId: number,
+    payloads: any[],
+    ctx: { operationId: number },
+  ): Promise<Record<string, unknown>[] | null>;
   /** Records, in the transaction that fails the item, what the failure means to its owner. */
   failed?(tx: Tx, accountId: number, payload: any, err: unknown): Promise<void>;
 }
@@ -70,6 +83,10 @@ export function batchTypes(deps: BatchDeps): BatchTypes {
       async apply(tx, accountId, payload) {
         const { user, created } = await deps.users.upsertByEmail(accountId, payload, { tx });
         return { user_id: toId(user.id), created };
+      },
+      async applyMany(tx, accountId, payloads) {
+        const out = await deps.users.upsertManyByEmail(accountId, payloads, { tx });
+        return out && out.map(({ user, created }) => ({ user_id: toId(user.id), created }));
       },
     },
     'tags.assign': {

@@ -5,6 +5,8 @@ import type { CursorCodec } from '../../db/cursor.ts';
 import type { Knex } from 'knex';
 import type { Tx } from '../../db/engine.ts';
 import { bool, insertId } from '../../db/dialect.ts';
+import { isPostgres } from '../../db/engine.ts';
+import { insertUnnest } from '../../db/statements.ts';
 
 export const TERMINAL = ['succeeded', 'partially_succeeded', 'failed', 'canceled'] as const;
 export type OperationStatus = 'queued' | 'running' | (typeof TERMINAL)[number];
@@ -59,6 +61,16 @@ export interface Attempt {
   startedAt: string | null;
   finishedAt: string | null;
 }
+
+/** PostgreSQL types of a new item's columns (insertItems). */
+const ITEM_TYPES = {
+  operation_id: 'int',
+  position: 'int',
+  key: 'text',
+  payload: 'text',
+  status: 'text',
+  updated_at: 'text',
+};
 
 const parse = (v: unknown) => (v === null || v === undefined ? null : JSON.parse(String(v)));
 
@@ -162,6 +174,11 @@ export const operationsRepo = {
       status: 'pending',
       updated_at: now,
     }));
+    // PostgreSQL: one statement, an array per column (a batch's POST waits for it).
+    if (isPostgres(tx)) {
+      await insertUnnest(tx, 'operation_items', ITEM_TYPES, rows);
+      return;
+    }
     // Chunks keep each statement under SQLite's bound-parameter limit.
     for (let i = 0; i < rows.length; i += 100)
       await tx('operation_items').insert(rows.slice(i, i + 100));
@@ -262,6 +279,41 @@ export const operationsRepo = {
       .where({ id, lease_owner: owner })
       .update({ lease_expires_at: leaseUntil })
       .increment({ done, failed });
+  },
+
+  /**
+   * PostgreSQL, set-based chunks: settles the chunk's items as succeeded with their results (those
+   * still pending, as updateItem does), renews the lease and moves the counters, in one statement.
+   * 0 means the lease is no longer ours (the caller rolls the chunk back).
+   */
+  async settleChunk(
+    tx: Tx,
+    id: number,
+    owner: string,
+    leaseUntil: string,
+    chunk: { attempt: number; at: string; items: { id: number; result: string }[] },
+  ): Promise<number> {
+    const r = await tx.raw(
+      `WITH settled AS (
+         UPDATE operation_items AS i
+            SET status = 'succeeded', result = v.result, attempt_number = ?, updated_at = ?
+           FROM unnest(?::int[], ?::text[]) AS v(id, result)
+          WHERE i.id = v.id AND i.status = 'pending'
+         RETURNING 1)
+       UPDATE operations SET lease_expires_at = ?, done = done + ?
+        WHERE id = ? AND lease_owner = ?`,
+      [
+        chunk.attempt,
+        chunk.at,
+        chunk.items.map((i) => i.id),
+        chunk.items.map((i) => i.result),
+        leaseUntil,
+        chunk.items.length,
+        id,
+        owner,
+      ],
+    );
+    return Number(r.rowCount ?? 0);
   },
 
   releaseLease(tx: Tx, id: number, owner: string) {

@@ -4,23 +4,38 @@
 // twice: the next attempt starts at the first item still pending. An attempt whose lease was taken
 // over finds out when it renews, and its chunk rolls back.
 import type { Clock } from '../../clock.ts';
-import type { Db } from '../../db/engine.ts';
+import { isPostgres, type Db } from '../../db/engine.ts';
 import { transaction } from '../../db/tx.ts';
 import { isAppError } from '../../errors.ts';
 import { errorMessage } from '../../i18n/messages.ts';
 import { JobReleased, type TaskContext } from '../../jobs/types.ts';
 import { isDeadWorker } from '../../jobs/worker-id.ts';
 import { randomHex } from '../shared/ids.ts';
-import type { BatchTypes } from './batch-types.ts';
-import { operationsRepo as repo, TERMINAL, type ErrorBody } from './repo.ts';
+import type { BatchType, BatchTypes } from './batch-types.ts';
+import { operationsRepo as repo, TERMINAL, type ErrorBody, type Item } from './repo.ts';
 import { noEvents, type EventRecorder } from '../events/types.ts';
 
 /** How long a silent attempt keeps the operation; renewed with every chunk. */
 export const LEASE_MS = 30_000;
 /** Items per transaction: fewer commits, and a cancellation is seen within one chunk. */
 const CHUNK = 25;
+/**
+ * Items per transaction of a set-based chunk (applyMany): its cost is a fixed number of round
+ * trips, so a longer chunk spreads them over more items.
+ */
+const SET_CHUNK = 100;
 
 class OwnershipLost extends Error {}
+/** applyMany said the chunk cannot go set-based: roll it back, then item by item. */
+class Declined extends Error {}
+
+/** The attempt a chunk belongs to. */
+interface Run {
+  id: number;
+  accountId: number;
+  attempt: number;
+  owner: string;
+}
 
 const describe = (err: unknown): ErrorBody =>
   isAppError(err)
@@ -77,6 +92,10 @@ export class OperationRunner {
   ) {
     const type = Object.hasOwn(this.types, typeName) ? this.types[typeName] : undefined;
     if (!type) throw new Error(`unknown batch type ${typeName}`);
+    // SQLite keeps the item-by-item path: its statements are function calls in this process, so
+    // a chunk's round trips cost little there (spec/DECISIONS.md).
+    const setBased = type.applyMany && !type.prepare && isPostgres(this.db);
+    const chunk = type.prepare ? 1 : setBased ? SET_CHUNK : CHUNK;
     for (;;) {
       if (signal.aborted) {
         // Stopping: the items done so far are committed; the job runs again and goes on from here.
@@ -86,72 +105,110 @@ export class OperationRunner {
       const current = await repo.get(this.db, id);
       if (!current || current.leaseOwner !== owner) throw new OwnershipLost();
       if (current.cancellationRequested) return this.finish(id, owner, attempt, 'canceled');
-      const batch = await repo.pendingItems(this.db, id, type?.prepare ? 1 : CHUNK);
+      const batch = await repo.pendingItems(this.db, id, chunk);
       if (batch.length === 0) return this.finish(id, owner, attempt, null);
-      // Outside the transaction: a prepared item reads or writes for long (one item per chunk).
-      const prepared = new Map<number, { value?: unknown; error?: unknown }>();
-      if (type?.prepare)
-        for (const item of batch)
-          prepared.set(
-            item.id,
-            await type.prepare(accountId, item.payload, { operationId: id }).then(
-              (value) => ({ value }),
-              (error) => ({ error }),
-            ),
+      const run = { id, accountId, attempt, owner };
+      if (setBased && (await this.allAtOnce(type, run, batch))) continue;
+      // Item by item, CHUNK items a transaction (a set-based chunk that declined is longer).
+      for (let i = 0; i < batch.length; i += CHUNK) {
+        const transient = await this.oneByOne(type, run, batch.slice(i, i + CHUNK));
+        if (transient) return this.finish(id, owner, attempt, 'failed', transient);
+      }
+    }
+  }
+
+  /**
+   * The chunk through the type's applyMany, with the items' statuses, the counters and the lease
+   * renewal in the same transaction (the last two in one statement). False when it declined or
+   * failed: nothing of it was committed, and the caller applies the chunk item by item, where an
+   * item that fails fails alone.
+   */
+  private async allAtOnce(type: BatchType, run: Run, batch: Item[]): Promise<boolean> {
+    try {
+      return await transaction(this.db, async (tx) => {
+        const payloads = batch.map((item) => item.payload);
+        const results = await type.applyMany!(tx, run.accountId, payloads, {
+          operationId: run.id,
+        });
+        if (!results) throw new Declined();
+        const settled = await repo.settleChunk(tx, run.id, run.owner, this.leaseUntil(), {
+          attempt: run.attempt,
+          at: this.clock.now().toISOString(),
+          items: batch.map((item, i) => ({ id: item.id, result: JSON.stringify(results[i]) })),
+        });
+        if (!settled) throw new OwnershipLost();
+        return true;
+      });
+    } catch (err) {
+      if (err instanceof OwnershipLost) throw err;
+      return false;
+    }
+  }
+
+  /** The chunk item by item, each in a savepoint; the first transient failure stops the attempt. */
+  private async oneByOne(type: BatchType, run: Run, batch: Item[]): Promise<ErrorBody | null> {
+    const { id, accountId, attempt, owner } = run;
+    // Outside the transaction: a prepared item reads or writes for long (one item per chunk).
+    const prepared = new Map<number, { value?: unknown; error?: unknown }>();
+    if (type.prepare)
+      for (const item of batch)
+        prepared.set(
+          item.id,
+          await type.prepare(accountId, item.payload, { operationId: id }).then(
+            (value) => ({ value }),
+            (error) => ({ error }),
+          ),
+        );
+    return transaction(this.db, async (tx) => {
+      const at = this.clock.now().toISOString();
+      let done = 0;
+      let failed = 0;
+      let stop: ErrorBody | null = null;
+      for (const item of batch) {
+        // On SQLite every statement is synchronous, so a chunk of heavy items (a scenario's
+        // students) would hold the event loop for its whole length: requests, keep-alive
+        // timers and probes wait behind it. Other work gets a turn between items.
+        await new Promise((r) => setImmediate(r));
+        try {
+          const prep = prepared.get(item.id);
+          if (prep && 'error' in prep) throw prep.error;
+          const result = await tx.transaction((inner) =>
+            type.apply(inner, accountId, item.payload, {
+              operationId: id,
+              prepared: prep?.value,
+            }),
           );
-      const transient = await transaction(this.db, async (tx) => {
-        const at = this.clock.now().toISOString();
-        let done = 0;
-        let failed = 0;
-        let stop: ErrorBody | null = null;
-        for (const item of batch) {
-          // On SQLite every statement is synchronous, so a chunk of heavy items (a scenario's
-          // students) would hold the event loop for its whole length: requests, keep-alive
-          // timers and probes wait behind it. Other work gets a turn between items.
-          await new Promise((r) => setImmediate(r));
-          try {
-            if (!type) throw new Error(`unknown operation type ${typeName}`);
-            const prep = prepared.get(item.id);
-            if (prep && 'error' in prep) throw prep.error;
-            const result = await tx.transaction((inner) =>
-              type.apply(inner, accountId, item.payload, {
-                operationId: id,
-                prepared: prep?.value,
-              }),
-            );
-            await repo.updateItem(tx, item.id, {
-              status: 'succeeded',
-              result: JSON.stringify(result),
-              attempt_number: attempt,
-              updated_at: at,
-            });
-            done++;
-          } catch (err) {
-            if (err instanceof OwnershipLost) throw err;
-            // A business rejection is final for the item; anything else may pass on another try,
-            // so the attempt stops there and the operation can be resumed.
-            const retryable = !isAppError(err);
-            await type?.failed?.(tx, accountId, item.payload, err);
-            await repo.updateItem(tx, item.id, {
-              status: 'failed',
-              error: JSON.stringify(describe(err)),
-              retryable,
-              attempt_number: attempt,
-              updated_at: at,
-            });
-            failed++;
-            if (retryable) {
-              stop = describe(err);
-              break;
-            }
+          await repo.updateItem(tx, item.id, {
+            status: 'succeeded',
+            result: JSON.stringify(result),
+            attempt_number: attempt,
+            updated_at: at,
+          });
+          done++;
+        } catch (err) {
+          if (err instanceof OwnershipLost) throw err;
+          // A business rejection is final for the item; anything else may pass on another try,
+          // so the attempt stops there and the operation can be resumed.
+          const retryable = !isAppError(err);
+          await type.failed?.(tx, accountId, item.payload, err);
+          await repo.updateItem(tx, item.id, {
+            status: 'failed',
+            error: JSON.stringify(describe(err)),
+            retryable,
+            attempt_number: attempt,
+            updated_at: at,
+          });
+          failed++;
+          if (retryable) {
+            stop = describe(err);
+            break;
           }
         }
-        if (!(await repo.renew(tx, id, owner, this.leaseUntil(), done, failed)))
-          throw new OwnershipLost();
-        return stop;
-      });
-      if (transient) return this.finish(id, owner, attempt, 'failed', transient);
-    }
+      }
+      if (!(await repo.renew(tx, id, owner, this.leaseUntil(), done, failed)))
+        throw new OwnershipLost();
+      return stop;
+    });
   }
 
   private async finish(

@@ -2,7 +2,7 @@
 // that is the request's transaction, and SQLite has a single connection.
 import { keyset, pages, type PageParams } from '../../db/page.ts';
 import type { CursorCodec } from '../../db/cursor.ts';
-import { firstRow } from '../../db/statements.ts';
+import { firstRow, insertUnnest } from '../../db/statements.ts';
 import { isPostgres, type Tx } from '../../db/knex.ts';
 import { bool, insertId, json } from '../../db/dialect.ts';
 
@@ -85,6 +85,48 @@ function mapRow(r: any): User {
   }
   return user;
 }
+
+/** PostgreSQL types of a new student's columns (insertMany). */
+const NEW_ROW_TYPES: Record<string, string> = {
+  account_id: 'int',
+  name: 'text',
+  email: 'text',
+  email_lower: 'text',
+  document: 'text',
+  free: 'boolean',
+  points: 'int',
+  auto_login_token: 'text',
+  utm: 'text',
+  started_at: 'text',
+  last_access_at: 'text',
+  revision: 'text',
+  created_at: 'text',
+  updated_at: 'text',
+  phone: 'text',
+  job_title: 'text',
+  company_name: 'text',
+  company_size: 'text',
+};
+
+/** The columns a profile update writes (updateProfiles). */
+const PROFILE_COLUMNS = [
+  'name',
+  'email',
+  'email_lower',
+  'phone',
+  'document',
+  'job_title',
+  'company_name',
+  'company_size',
+  'utm',
+  'revision',
+  'updated_at',
+  'free',
+] as const;
+export type ProfileRow = { id: number; free: boolean } & Record<
+  Exclude<(typeof PROFILE_COLUMNS)[number], 'free'>,
+  string | null
+>;
 
 export interface UserFilters {
   emailLower?: string;
@@ -203,6 +245,49 @@ export const usersRepo = {
     }
     const id = await insertId(tx, 'users', row);
     return (await usersRepo.get(tx, accountId, id))!;
+  },
+
+  // ---- PostgreSQL, set-based (a chunk of users.upsert): one statement for many students ----
+
+  /** The account's students with these emails, locked until the transaction ends (id order). */
+  async lockManyByEmail(tx: Tx, accountId: number, emailsLower: string[]): Promise<User[]> {
+    const r = await tx.raw(
+      'SELECT * FROM users WHERE account_id = ? AND email_lower = ANY(?::text[]) ORDER BY id FOR UPDATE',
+      [accountId, emailsLower],
+    );
+    return r.rows.map(map);
+  },
+
+  /** Inserts the rows (one shape); a row whose email exists already is skipped, not returned. */
+  async insertMany(tx: Tx, rows: Record<string, unknown>[]): Promise<User[]> {
+    if (rows.length === 0) return [];
+    const inserted = await insertUnnest(
+      tx,
+      'users',
+      NEW_ROW_TYPES,
+      rows,
+      'ON CONFLICT (account_id, email_lower) DO NOTHING RETURNING *',
+    );
+    return inserted.map(map);
+  },
+
+  /** Writes each student's profile columns whole (utm null keeps the stored one); returns them. */
+  async updateProfiles(tx: Tx, rows: ProfileRow[]): Promise<User[]> {
+    if (rows.length === 0) return [];
+    const text = PROFILE_COLUMNS.filter((c) => c !== 'free');
+    const r = await tx.raw(
+      `UPDATE users AS u SET ${PROFILE_COLUMNS.map((c) => (c === 'utm' ? 'utm = COALESCE(v.utm, u.utm)' : `${c} = v.${c}`)).join(', ')}
+         FROM unnest(?::int[], ${text.map(() => '?::text[]').join(', ')}, ?::boolean[])
+              AS v(id, ${text.join(', ')}, free)
+        WHERE u.id = v.id
+       RETURNING u.*`,
+      [
+        rows.map((row) => row.id),
+        ...text.map((c) => rows.map((row) => row[c])),
+        rows.map((row) => row.free),
+      ] as any[],
+    );
+    return r.rows.map(map);
   },
 
   /** With `revision`, only that revision is overwritten (If-Match made atomic); returns rows hit. */

@@ -11,8 +11,8 @@ import type { CursorCodec } from '../../db/cursor.ts';
 import { fromId, newRevision, timeOrderedToken } from '../shared/ids.ts';
 import { assertRevision } from '../shared/revision.ts';
 import { normalizeCpf } from './cpf.ts';
-import { fullUtm, usersRepo as repo, type User, type Utm } from './repo.ts';
-import { noEvents, type EventRecorder } from '../events/types.ts';
+import { fullUtm, usersRepo as repo, type ProfileRow, type User, type Utm } from './repo.ts';
+import { noEvents, recordAll, type EventRecorder, type NewEvent } from '../events/types.ts';
 import { changedFields, userSnapshot } from './events.ts';
 
 type Nullable = string | null | undefined;
@@ -91,6 +91,65 @@ function instant(parameter: string, v: string | undefined): string | undefined {
   return new Date(ms).toISOString();
 }
 
+/** A new student's row (create, and the set-based upsert). */
+function newRow(
+  accountId: number,
+  input: UserInput & { name: string; email: string },
+  document: string | null,
+  now: string,
+): Record<string, unknown> {
+  const row: Record<string, unknown> = {
+    account_id: accountId,
+    name: input.name.trim(),
+    email: input.email,
+    email_lower: input.email.toLowerCase(),
+    document,
+    free: Boolean(input.free),
+    points: 0,
+    // The v1 "login_crstk": a bearer token for password-less sign-in, so it is random (208
+    // bits) after a time prefix that keeps its index's inserts at one edge.
+    auto_login_token: timeOrderedToken(Date.parse(now)),
+    utm: JSON.stringify(fullUtm(input.utm)),
+    started_at: null,
+    last_access_at: null,
+    revision: newRevision(),
+    created_at: now,
+    updated_at: now,
+  };
+  for (const k of OPTIONAL_TEXT) row[k] = text(input[k] ?? null);
+  return row;
+}
+
+/** What update() writes without If-Match, as a whole profile row (the set-based upsert). */
+function updatedProfile(u: User, input: UserInput & { email: string }, now: string): ProfileRow {
+  const keep = <T>(given: T | undefined, current: T) => (given === undefined ? current : given);
+  return {
+    id: u.id,
+    name: input.name === undefined ? u.name : input.name.trim(),
+    email: input.email,
+    email_lower: input.email.toLowerCase(),
+    phone: keep(input.phone === undefined ? undefined : text(input.phone), u.phone),
+    document: keep(
+      input.document === undefined ? undefined : documentValue(input.document),
+      u.document,
+    ),
+    job_title: keep(input.job_title === undefined ? undefined : text(input.job_title), u.jobTitle),
+    company_name: keep(
+      input.company_name === undefined ? undefined : text(input.company_name),
+      u.companyName,
+    ),
+    company_size: keep(
+      input.company_size === undefined ? undefined : text(input.company_size),
+      u.companySize,
+    ),
+    free: keep(input.free, u.free),
+    // Null keeps the stored text as it is, as update() does when no utm is given.
+    utm: input.utm === undefined ? null : JSON.stringify(fullUtm({ ...u.utm, ...input.utm })),
+    revision: newRevision(),
+    updated_at: now,
+  };
+}
+
 export class UsersService {
   constructor(
     private readonly db: Db,
@@ -125,25 +184,7 @@ export class UsersService {
     const emailLower = input.email.toLowerCase();
     return inTransaction(this.db, opts.tx, async (tx) => {
       if (await repo.findByEmail(tx, accountId, emailLower)) throw duplicateEmail();
-      const row: Record<string, unknown> = {
-        account_id: accountId,
-        name: input.name.trim(),
-        email: input.email,
-        email_lower: emailLower,
-        document,
-        free: Boolean(input.free),
-        points: 0,
-        // The v1 "login_crstk": a bearer token for password-less sign-in, so it is random (208
-        // bits) after a time prefix that keeps its index's inserts at one edge.
-        auto_login_token: timeOrderedToken(Date.parse(now)),
-        utm: JSON.stringify(fullUtm(input.utm)),
-        started_at: null,
-        last_access_at: null,
-        revision: newRevision(),
-        created_at: now,
-        updated_at: now,
-      };
-      for (const k of OPTIONAL_TEXT) row[k] = text(input[k] ?? null);
+      const row = newRow(accountId, input, document, now);
       let created: User;
       try {
         created = await repo.create(tx, accountId, row);
@@ -178,6 +219,68 @@ export class UsersService {
         created: false,
       };
     });
+  }
+
+  /**
+   * upsertByEmail for a chunk of a users.upsert batch, set-based (PostgreSQL): one locked lookup,
+   * one multi-row insert, one multi-row update and the events in one go, the same rows and events
+   * as upsertByEmail item after item. Null when it cannot be that (an item would fail, two items
+   * name one email, an email taken meanwhile by another transaction): nothing is kept then, and
+   * the caller goes item by item. In item order.
+   */
+  async upsertManyByEmail(
+    accountId: number,
+    inputs: (UserInput & { name: string; email: string })[],
+    opts: { tx: Tx },
+  ): Promise<{ user: User; created: boolean }[] | null> {
+    const { tx } = opts;
+    const lowers = inputs.map((i) => i.email.toLowerCase());
+    if (new Set(lowers).size !== lowers.length) return null;
+    const now = this.clock.now().toISOString();
+    const found = new Map(
+      (await repo.lockManyByEmail(tx, accountId, lowers)).map((u) => [u.email.toLowerCase(), u]),
+    );
+    const creates: Record<string, unknown>[] = [];
+    const updates: ProfileRow[] = [];
+    try {
+      for (const input of inputs) {
+        const u = found.get(input.email.toLowerCase());
+        if (u) updates.push(updatedProfile(u, input, now));
+        else creates.push(newRow(accountId, input, documentValue(input.document ?? null), now));
+      }
+    } catch (err) {
+      if (err instanceof AppError) return null; // that item fails alone, item by item
+      throw err;
+    }
+    const inserted = await repo.insertMany(tx, creates);
+    if (inserted.length !== creates.length) return null; // created meanwhile: rolled back
+    const written = new Map(
+      [...inserted, ...(await repo.updateProfiles(tx, updates))].map((u) => [
+        u.email.toLowerCase(),
+        u,
+      ]),
+    );
+    const out: { user: User; created: boolean }[] = [];
+    const events: NewEvent[] = [];
+    for (const lower of lowers) {
+      const user = written.get(lower)!;
+      const before = found.get(lower);
+      out.push({ user, created: !before });
+      if (!before) {
+        events.push({ accountId, type: 'user.created', data: { user: userSnapshot(user) } });
+        continue;
+      }
+      const after = userSnapshot(user);
+      const changed = changedFields(userSnapshot(before), after);
+      if (changed.length > 0)
+        events.push({
+          accountId,
+          type: 'user.updated',
+          data: { user: after, changed_fields: changed },
+        });
+    }
+    await recordAll(this.events, tx, events);
+    return out;
   }
 
   /** Only present fields change; null clears an optional field; utm merges key by key. */

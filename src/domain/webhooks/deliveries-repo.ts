@@ -2,9 +2,16 @@
 // Every function takes the caller's `tx`.
 import { keyset, pages, type PageParams } from '../../db/page.ts';
 import type { CursorCodec } from '../../db/cursor.ts';
-import type { Tx } from '../../db/engine.ts';
+import { isPostgres, type Tx } from '../../db/engine.ts';
 import { bool, insertId } from '../../db/dialect.ts';
-import { allRows, execute, firstRow, updateSql } from '../../db/statements.ts';
+import {
+  allRows,
+  execute,
+  firstRow,
+  insertMany,
+  updateRows,
+  updateSql,
+} from '../../db/statements.ts';
 
 export const DELIVERY_STATUSES = [
   'pending',
@@ -49,6 +56,14 @@ export interface Attempt {
   responseExcerpt: string | null;
   transportError: string | null;
 }
+
+/** PostgreSQL types of the columns a set-based update writes (the rest are text). */
+const COLUMN_TYPES: Record<string, string> = {
+  attempts_count: 'int',
+  automatic_attempts: 'int',
+  replays_pending: 'int',
+  waiting: 'boolean',
+};
 
 const num = (v: unknown) => (v === null || v === undefined ? null : Number(v));
 
@@ -118,9 +133,50 @@ export const deliveriesRepo = {
     return insertId(tx, 'webhook_deliveries', row);
   },
 
+  /** Inserts the rows; their ids in the same order (one statement on PostgreSQL). */
+  async insertMany(tx: Tx, rows: Record<string, unknown>[]): Promise<number[]> {
+    if (rows.length <= 1 || !isPostgres(tx)) {
+      const ids: number[] = [];
+      for (const row of rows) ids.push(await insertId(tx, 'webhook_deliveries', row));
+      return ids;
+    }
+    // The sequence numbers the rows in the order they are listed.
+    const returned = await tx('webhook_deliveries').insert(rows).returning('id');
+    return returned.map((r: { id: unknown }) => Number(r.id)).sort((a: number, b: number) => a - b);
+  },
+
   async get(tx: Tx, id: number): Promise<Delivery | null> {
     const r = await firstRow(tx, 'SELECT * FROM webhook_deliveries WHERE id = ?', [id]);
     return r ? map(r) : null;
+  },
+
+  /** The deliveries with these ids (any order; those gone are missing). */
+  async getMany(tx: Tx, ids: number[]): Promise<Delivery[]> {
+    // SQLite: cached prepared statements, one a row, cost less than one statement knex builds.
+    if (ids.length === 1 || !isPostgres(tx)) {
+      const out: Delivery[] = [];
+      for (const id of ids) {
+        const d = await deliveriesRepo.get(tx, id);
+        if (d) out.push(d);
+      }
+      return out;
+    }
+    const rows = await tx('webhook_deliveries').whereIn('id', ids);
+    return rows.map(map);
+  },
+
+  /** Each delivery with its own values of the same columns (one statement on PostgreSQL). */
+  updateEach(
+    tx: Tx,
+    rows: { id: number; values: Record<string, unknown> }[],
+    owner?: (id: number) => string,
+  ): Promise<number> {
+    if (rows.length === 0) return Promise.resolve(0);
+    const columns = Object.keys(rows[0]!.values);
+    const types = Object.fromEntries(columns.map((c) => [c, COLUMN_TYPES[c] ?? 'text']));
+    if (!owner) return updateRows(tx, 'webhook_deliveries', types, rows);
+    const guarded = rows.map((r) => ({ ...r, guardValue: owner(r.id) }));
+    return updateRows(tx, 'webhook_deliveries', types, guarded, 'lease_owner');
   },
 
   async getOf(tx: Tx, endpointId: number, id: number): Promise<Delivery | null> {
@@ -170,6 +226,17 @@ export const deliveriesRepo = {
       [endpointId, now],
     );
     return Number(r?.n ?? 0);
+  },
+
+  /** waiting(), whole rows. */
+  async waitingRows(tx: Tx, endpointId: number, limit: number, now: string): Promise<Delivery[]> {
+    const rows = await allRows(
+      tx,
+      'SELECT * FROM webhook_deliveries WHERE endpoint_id = ? AND waiting = ? AND due_at <= ? ' +
+        'ORDER BY due_at, id LIMIT ?',
+      [endpointId, true, now, limit],
+    );
+    return rows.map(map);
   },
 
   /** Up to `limit` deliveries that wait for a free slot of the endpoint, longest waiting first. */
@@ -264,6 +331,12 @@ export const deliveriesRepo = {
 
   insertAttempt(tx: Tx, row: Record<string, unknown>): Promise<number> {
     return insertId(tx, 'webhook_attempts', row);
+  },
+
+  /** Several attempts (rows of one shape) in one statement on PostgreSQL. */
+  async insertAttempts(tx: Tx, rows: Record<string, unknown>[]): Promise<void> {
+    if (isPostgres(tx)) return insertMany(tx, 'webhook_attempts', rows);
+    for (const row of rows) await insertId(tx, 'webhook_attempts', row);
   },
 
   async attempt(tx: Tx, deliveryId: number, number: number): Promise<Attempt | null> {

@@ -4,6 +4,11 @@
 // runner's few slots. At most PER_ENDPOINT attempts per endpoint run at once (across instances:
 // claims lock the endpoint's row); a delivery that finds its endpoint full waits, and the next
 // attempt that finishes there wakes it. So a slow or dead endpoint delays only its own deliveries.
+// Claims and outcomes go by endpoint, several at a time: a claim reads the slots, the candidates,
+// their events and the secrets once and writes the claimed rows in one statement; outcomes that
+// finish while a transaction records others at the same endpoint wait for the next one (a group
+// commit), which records them all and hands their slots to the next deliveries waiting. So the
+// endpoint's lock is taken once per group, not once per delivery.
 //
 // Statuses: pending -> in_progress -> delivered | failed (a retry is scheduled) -> ... -> dead
 // (none is left); canceled when the endpoint is disabled or deleted. Retries follow RETRY_MS
@@ -61,8 +66,20 @@ function dueness(d: Delivery, now: string) {
   return { prior, open, replay, automatic };
 }
 
-/** claim(): the endpoint has no free slot. */
-const FULL = 'full';
+/** What recording an attempt's outcome gives its slot: its next claim, deliveries to wake. */
+interface Settled {
+  next: Claim | null;
+  woken: number[];
+  look: boolean;
+}
+
+/** An outcome waiting for its endpoint's next group commit. */
+interface Outcome {
+  claim: Claim;
+  result: SendResult;
+  done: (settled: Settled) => void;
+  fail: (err: unknown) => void;
+}
 
 /** Opened secrets kept in memory, at most (forgotten all at once past it). */
 const MAX_OPENED = 10_000;
@@ -74,6 +91,8 @@ export class WebhookDispatcher {
   private closing = false;
   private readonly waiters: (() => void)[] = [];
   private readonly inflight = new Set<Promise<void>>();
+  /** Outcomes not yet recorded, by endpoint; present while a transaction records some. */
+  private readonly outcomes = new Map<number, Outcome[]>();
   /** Unsealed signing secrets by endpoint and sealed value (unsealing is an AES-GCM decryption). */
   private readonly opened = new Map<string, string>();
 
@@ -144,21 +163,8 @@ export class WebhookDispatcher {
     // PostgreSQL: the endpoint's row lock, held to the end of this transaction.
     const endpoint = await endpointsRepo.lockRow(tx, id);
     if (!endpoint) return [];
-    const first = await this.claim(tx, deliveryId, endpoint);
-    if (first === FULL) return [];
-    const claims = first ? [first] : [];
-    if (endpoint.status !== 'enabled' || endpoint.deletedAt) return claims;
-    const now = this.iso();
-    while (claims.length < max) {
-      const ids = await repo.waiting(tx, endpoint.id, max - claims.length, now);
-      if (ids.length === 0) break;
-      for (const next of ids) {
-        const c = await this.claim(tx, next, endpoint);
-        if (c === FULL) return claims;
-        if (c) claims.push(c);
-      }
-    }
-    return claims;
+    const first = await repo.get(tx, deliveryId);
+    return this.claimFrom(tx, endpoint, first?.endpointId === endpoint.id ? [first] : [], max);
   }
 
   /**
@@ -221,58 +227,102 @@ export class WebhookDispatcher {
   }
 
   /**
-   * Claims the delivery if it has an attempt due and its endpoint a free slot: FULL when the
-   * endpoint has none (the delivery then waits for the next attempt there to finish). The caller
-   * locked the endpoint's row (PostgreSQL) and read it.
+   * Claims, in order, `first` and then the deliveries waiting longest at the endpoint, up to `max`
+   * and while the endpoint has a free slot; the caller locked the endpoint's row (PostgreSQL) and
+   * read it. A delivery with nothing due stops waiting; one that finds the endpoint full waits
+   * (the next attempt there to finish wakes it); an endpoint disabled or deleted closes it. The
+   * claims are written together: one read of the slots, of the events, of the secrets, and one
+   * update of the claimed rows, whatever their number.
    */
-  private async claim(
+  private async claimFrom(
     tx: Tx,
-    deliveryId: number,
     endpoint: Endpoint,
-  ): Promise<Claim | typeof FULL | null> {
-    const d = await repo.get(tx, deliveryId);
-    if (!d || d.endpointId !== endpoint.id) return null;
+    first: Delivery[],
+    max: number,
+  ): Promise<Claim[]> {
     const now = this.iso();
-    const { prior, open, replay, automatic } = dueness(d, now);
-    // Nothing to claim: it waits for nothing either.
-    const unwait = async () => {
-      if (d.waiting) await repo.update(tx, d.id, { waiting: false, updated_at: now });
-      return null;
-    };
-    if (!replay && !automatic) return unwait();
-    if (endpoint.status !== 'enabled' || endpoint.deletedAt) {
-      await this.close(tx, d.id, open ? 'canceled' : prior, now);
-      return null;
+    const live = endpoint.status === 'enabled' && !endpoint.deletedAt;
+    const claims: Claim[] = [];
+    const seen = new Set<number>();
+    let inFlight = live ? await repo.inFlight(tx, endpoint.id, now) : 0;
+    let secrets: string[] | undefined;
+    let candidates = first;
+    for (;;) {
+      const waitingFlags: { id: number; values: Record<string, unknown> }[] = [];
+      const flag = (d: Delivery, waiting: boolean) => {
+        if (d.waiting !== waiting)
+          waitingFlags.push({ id: d.id, values: { waiting, updated_at: now } });
+      };
+      const picked: { d: Delivery; prior: DeliveryStatus; replay: boolean }[] = [];
+      let full = false;
+      for (const d of candidates) {
+        seen.add(d.id);
+        const { prior, open, replay, automatic } = dueness(d, now);
+        // Nothing to claim: it waits for nothing either.
+        if (!replay && !automatic) flag(d, false);
+        else if (!live) await this.close(tx, d.id, open ? 'canceled' : prior, now);
+        else if (inFlight >= PER_ENDPOINT) {
+          flag(d, true);
+          full = true;
+          break;
+        } else if (claims.length + picked.length < max) {
+          picked.push({ d, prior, replay });
+          inFlight++;
+        } else break;
+      }
+      const events = new Map(
+        (
+          await eventsRepo.getMany(
+            tx,
+            endpoint.accountId,
+            picked.map((p) => p.d.eventId),
+          )
+        ).map((e) => [e.id, e]),
+      );
+      const leaseUntil = this.iso(LEASE_MS);
+      const claimed: { id: number; values: Record<string, unknown> }[] = [];
+      for (const { d, prior, replay } of picked) {
+        const event = events.get(d.eventId);
+        if (!event) {
+          // Swept with its deliveries; nothing left to send.
+          flag(d, false);
+          inFlight--;
+          continue;
+        }
+        secrets ??= await this.secrets(tx, endpoint, now);
+        const owner = randomHex(8);
+        claimed.push({
+          id: d.id,
+          values: {
+            status: 'in_progress',
+            prior_status: prior,
+            lease_owner: owner,
+            lease_until: leaseUntil,
+            // If this worker dies, the recovery sweep finds the delivery once the lease has run out.
+            due_at: leaseUntil,
+            waiting: false,
+            updated_at: now,
+          },
+        });
+        claims.push({
+          deliveryId: d.id,
+          endpointId: endpoint.id,
+          owner,
+          origin: replay ? 'replay' : 'automatic',
+          prior,
+          url: endpoint.url,
+          msgId: `evt_${event.id}`,
+          body: envelope(event),
+          secrets,
+        });
+      }
+      await repo.updateEach(tx, claimed);
+      await repo.updateEach(tx, waitingFlags);
+      if (full || !live || claims.length >= max) return claims;
+      const more = await repo.waitingRows(tx, endpoint.id, max - claims.length, now);
+      candidates = more.filter((d) => !seen.has(d.id));
+      if (candidates.length === 0) return claims;
     }
-    if ((await repo.inFlight(tx, endpoint.id, now)) >= PER_ENDPOINT) {
-      if (!d.waiting) await repo.update(tx, d.id, { waiting: true, updated_at: now });
-      return FULL;
-    }
-    const event = await eventsRepo.get(tx, d.accountId, d.eventId);
-    if (!event) return unwait(); // swept with its deliveries; nothing left to send
-    const owner = randomHex(8);
-    const leaseUntil = this.iso(LEASE_MS);
-    await repo.update(tx, d.id, {
-      status: 'in_progress',
-      prior_status: prior,
-      lease_owner: owner,
-      lease_until: leaseUntil,
-      // If this worker dies, the recovery sweep finds the delivery once the lease has run out.
-      due_at: leaseUntil,
-      waiting: false,
-      updated_at: now,
-    });
-    return {
-      deliveryId: d.id,
-      endpointId: endpoint.id,
-      owner,
-      origin: replay ? 'replay' : 'automatic',
-      prior,
-      url: endpoint.url,
-      msgId: `evt_${event.id}`,
-      body: envelope(event),
-      secrets: await this.secrets(tx, endpoint, now),
-    };
   }
 
   private async close(tx: Tx, id: number, status: DeliveryStatus, now: string) {
@@ -325,11 +375,7 @@ export class WebhookDispatcher {
     const timestamp = Math.floor(this.clock.now().getTime() / 1000);
     const headers = signedHeaders(claim.secrets, claim.msgId, timestamp, claim.body);
     const result = await this.sender.send(claim.url, headers, claim.body);
-    // Nobody waits for a slot of this process: the slot may go to the endpoint's next delivery.
-    const handOver = !this.closing && this.waiters.length === 0;
-    const { next, woken, look } = await transaction(this.db, (tx) =>
-      this.finish(tx, claim, result, handOver),
-    );
+    const { next, woken, look } = await this.record(claim, result);
     // Nothing was waiting when this transaction looked; one that started waiting since (without
     // the lock: nothingToDo) is seen now.
     if (look) woken.push(...(await repo.waiting(this.db, claim.endpointId, 1, this.iso())));
@@ -343,100 +389,147 @@ export class WebhookDispatcher {
   }
 
   /**
-   * Records the attempt and what follows from it. The endpoint's slot is free again: with
-   * `handOver`, the next delivery waiting for it is claimed here (`next`, this slot's next
-   * attempt); otherwise it is returned in `woken`, for dispatch() to claim.
+   * Records an attempt's outcome. Outcomes at one endpoint are written together: while one
+   * transaction records some, those that finish meanwhile wait and go in the next one (a group
+   * commit), so the endpoint's lock is taken once for them all, not once per attempt.
+   */
+  private record(claim: Claim, result: SendResult): Promise<Settled> {
+    return new Promise((done, fail) => {
+      const queued = this.outcomes.get(claim.endpointId);
+      if (queued) return void queued.push({ claim, result, done, fail });
+      this.outcomes.set(claim.endpointId, [{ claim, result, done, fail }]);
+      void this.flush(claim.endpointId);
+    });
+  }
+
+  private async flush(endpointId: number): Promise<void> {
+    const queued = this.outcomes.get(endpointId)!;
+    while (queued.length > 0) {
+      const batch = queued.splice(0);
+      // Nobody waits for a slot of this process: the slots may go to the endpoint's next deliveries.
+      const handOver = !this.closing && this.waiters.length === 0;
+      try {
+        const { next, woken, look } = await transaction(this.db, (tx) =>
+          this.finish(tx, batch, handOver),
+        );
+        // Each finished attempt's slot takes one next claim; the first also wakes what is woken.
+        batch.forEach((o, i) =>
+          o.done({ next: next[i] ?? null, woken: i === 0 ? woken : [], look: i === 0 && look }),
+        );
+      } catch (err) {
+        for (const o of batch) o.fail(err);
+      }
+    }
+    this.outcomes.delete(endpointId);
+  }
+
+  /**
+   * Records the attempts (of one endpoint) and what follows from each. Their endpoint's slots are
+   * free again: with `handOver`, the next deliveries waiting there are claimed here (`next`, the
+   * slots' next attempts); otherwise they are returned in `woken`, for dispatch() to claim.
    */
   private async finish(
     tx: Tx,
-    claim: Claim,
-    result: SendResult,
+    outcomes: { claim: Claim; result: SendResult }[],
     handOver: boolean,
-  ): Promise<{ next: Claim | null; woken: number[]; look?: boolean }> {
-    const none = { next: null, woken: [] };
-    const endpoint = (await endpointsRepo.lockRow(tx, claim.endpointId))!;
-    const d = await repo.get(tx, claim.deliveryId);
-    // Our lease ran out and another attempt took the delivery over: it records the outcome.
-    if (!d || d.leaseOwner !== claim.owner) return none;
+  ): Promise<{ next: Claim[]; woken: number[]; look: boolean }> {
+    const none = { next: [], woken: [], look: false };
+    const endpoint = (await endpointsRepo.lockRow(tx, outcomes[0]!.claim.endpointId))!;
+    const found = await repo.getMany(
+      tx,
+      outcomes.map((o) => o.claim.deliveryId),
+    );
+    const deliveries = new Map(found.map((d) => [d.id, d]));
     const now = this.clock.now();
     const iso = now.toISOString();
-    const replay = claim.origin === 'replay';
-    const automaticAttempts = d.automaticAttempts + (replay ? 0 : 1);
-    const replaysPending = Math.max(0, d.replaysPending - (replay ? 1 : 0));
-    let status: DeliveryStatus;
-    let next: string | null = null;
     let live = endpoint.status === 'enabled' && !endpoint.deletedAt;
-    if (result.httpStatus === 410 && live) {
-      // Gone: the receiver asks us to stop. The endpoint is disabled, its deliveries canceled.
-      await endpointsRepo.update(tx, endpoint.id, {
-        status: 'disabled',
-        disabled_reason: 'endpoint_gone',
-        updated_at: iso,
+    const attempts: Record<string, unknown>[] = [];
+    const updates: { id: number; values: Record<string, unknown> }[] = [];
+    const owners = new Map<number, string>();
+    const jobs: { more: boolean; next: string | null; id: number }[] = [];
+    for (const { claim, result } of outcomes) {
+      const d = deliveries.get(claim.deliveryId);
+      // Our lease ran out and another attempt took the delivery over: it records the outcome.
+      if (!d || d.leaseOwner !== claim.owner) continue;
+      const replay = claim.origin === 'replay';
+      const automaticAttempts = d.automaticAttempts + (replay ? 0 : 1);
+      const replaysPending = Math.max(0, d.replaysPending - (replay ? 1 : 0));
+      let status: DeliveryStatus;
+      let next: string | null = null;
+      if (result.httpStatus === 410 && live) {
+        // Gone: the receiver asks us to stop. The endpoint is disabled, its deliveries canceled.
+        await endpointsRepo.update(tx, endpoint.id, {
+          status: 'disabled',
+          disabled_reason: 'endpoint_gone',
+          updated_at: iso,
+        });
+        await repo.cancelOpen(tx, endpoint.id, iso);
+        live = false;
+      }
+      if (is2xx(result.httpStatus)) status = 'delivered';
+      else if (!live)
+        status = claim.prior === 'delivered' || claim.prior === 'dead' ? claim.prior : 'canceled';
+      else if (replay) {
+        // A replay is one attempt; a failed one leaves the delivery as it was.
+        status = claim.prior;
+        next = claim.prior === 'pending' || claim.prior === 'failed' ? d.nextAttemptAt : null;
+      } else if (automaticAttempts <= RETRY_MS.length) {
+        status = 'failed';
+        const offset = RETRY_MS.slice(0, automaticAttempts).reduce((a, b) => a + b, 0);
+        next = new Date(Math.max(Date.parse(d.createdAt) + offset, now.getTime())).toISOString();
+      } else status = 'dead';
+      const more = live && replaysPending > 0;
+      attempts.push({
+        delivery_id: d.id,
+        number: d.attemptsCount + 1,
+        origin: claim.origin,
+        http_status: result.httpStatus,
+        duration_ms: result.durationMs,
+        started_at: result.startedAt,
+        finished_at: result.finishedAt,
+        next_attempt_at: next,
+        response_excerpt: result.responseExcerpt,
+        transport_error: result.transportError,
       });
-      await repo.cancelOpen(tx, endpoint.id, iso);
-      live = false;
+      owners.set(d.id, claim.owner);
+      updates.push({
+        id: d.id,
+        values: {
+          status,
+          attempts_count: d.attemptsCount + 1,
+          automatic_attempts: automaticAttempts,
+          replays_pending: live ? replaysPending : 0,
+          next_attempt_at: next,
+          due_at: more ? iso : next,
+          delivered_at:
+            status === 'delivered' ? (d.deliveredAt ?? result.finishedAt) : d.deliveredAt,
+          lease_owner: null,
+          lease_until: null,
+          prior_status: null,
+          updated_at: iso,
+        },
+      });
+      if (more || (next && status === 'failed')) jobs.push({ more, next, id: d.id });
     }
-    if (is2xx(result.httpStatus)) status = 'delivered';
-    else if (!live)
-      status = claim.prior === 'delivered' || claim.prior === 'dead' ? claim.prior : 'canceled';
-    else if (replay) {
-      // A replay is one attempt; a failed one leaves the delivery as it was.
-      status = claim.prior;
-      next = claim.prior === 'pending' || claim.prior === 'failed' ? d.nextAttemptAt : null;
-    } else if (automaticAttempts <= RETRY_MS.length) {
-      status = 'failed';
-      const offset = RETRY_MS.slice(0, automaticAttempts).reduce((a, b) => a + b, 0);
-      next = new Date(Math.max(Date.parse(d.createdAt) + offset, now.getTime())).toISOString();
-    } else status = 'dead';
-    const more = live && replaysPending > 0;
-    await repo.insertAttempt(tx, {
-      delivery_id: d.id,
-      number: d.attemptsCount + 1,
-      origin: claim.origin,
-      http_status: result.httpStatus,
-      duration_ms: result.durationMs,
-      started_at: result.startedAt,
-      finished_at: result.finishedAt,
-      next_attempt_at: next,
-      response_excerpt: result.responseExcerpt,
-      transport_error: result.transportError,
-    });
-    await repo.update(tx, d.id, {
-      status,
-      attempts_count: d.attemptsCount + 1,
-      automatic_attempts: automaticAttempts,
-      replays_pending: live ? replaysPending : 0,
-      next_attempt_at: next,
-      due_at: more ? iso : next,
-      delivered_at: status === 'delivered' ? (d.deliveredAt ?? result.finishedAt) : d.deliveredAt,
-      lease_owner: null,
-      lease_until: null,
-      prior_status: null,
-      updated_at: iso,
-    });
-    const job = { delivery_id: d.id, endpoint_id: d.endpointId };
-    if (more) await this.jobs.enqueue(tx, DELIVER_TASK, job);
-    else if (next && status === 'failed')
-      await this.jobs.enqueue(tx, DELIVER_TASK, job, { runAt: new Date(next) });
-    // A slot of the endpoint is free: the next delivery that found it full takes it.
+    await repo.insertAttempts(tx, attempts);
+    await repo.updateEach(tx, updates, (id) => owners.get(id)!);
+    for (const job of jobs) {
+      const payload = { delivery_id: job.id, endpoint_id: endpoint.id };
+      if (job.more) await this.jobs.enqueue(tx, DELIVER_TASK, payload);
+      else await this.jobs.enqueue(tx, DELIVER_TASK, payload, { runAt: new Date(job.next!) });
+    }
+    // Slots of the endpoint are free: the next deliveries that found it full take them.
     if (!live) return none;
     // Stopping: the waiting ones stay waiting (and due), for the other instances' finishing
-    // attempts and the next process's sweep; taking one here would only drop it from the line.
+    // attempts and the next process's sweep; taking them here would only drop them from the line.
     if (this.closing) return none;
     if (!handOver) {
       const woken = await repo.takeWaiting(tx, endpoint.id, 1, iso);
-      return { next: null, woken, look: woken.length === 0 };
+      return { next: [], woken, look: woken.length === 0 };
     }
-    // Claimed here, under the lock this transaction holds. One that is no longer due stops
-    // waiting (claim() says so) and the next is tried.
-    for (let tries = 0; tries < PER_ENDPOINT; tries++) {
-      const [id] = await repo.waiting(tx, endpoint.id, 1, iso);
-      if (id === undefined) return { next: null, woken: [], look: true };
-      const next = await this.claim(tx, id, endpoint);
-      if (next === FULL) break;
-      if (next) return { next, woken: [] };
-    }
-    // Nothing claimed here: whatever waits is looked for again after the commit.
-    return { next: null, woken: [], look: true };
+    // Claimed here, under the lock this transaction holds. Whatever is not claimed here is looked
+    // for again after the commit.
+    const next = await this.claimFrom(tx, endpoint, [], updates.length);
+    return { next, woken: [], look: next.length === 0 };
   }
 }

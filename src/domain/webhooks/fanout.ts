@@ -27,39 +27,56 @@ export class WebhookFanOut {
 
   /** In the recording transaction: one delivery and one job per matching endpoint. */
   async fanOut(tx: Tx, event: Event): Promise<void> {
-    if (this.catalog.currentOf(event.type)?.visibility !== 'public') return;
-    if (!(await endpointsRepo.anyEnabled(tx, event.accountId))) return;
-    const endpoints = (await endpointsRepo.enabled(tx, event.accountId)).filter(
-      (e) =>
-        e.payloadVersion === event.version &&
-        (e.eventTypes.includes('*') || e.eventTypes.includes(event.type)),
-    );
-    const now = this.clock.now();
-    for (const endpoint of endpoints) {
-      const id = await repo.insert(tx, {
-        account_id: event.accountId,
-        endpoint_id: endpoint.id,
-        event_id: event.id,
-        event_type: event.type,
-        status: 'pending',
-        // Waiting for a slot of the endpoint from the start: an attempt there that finishes
-        // claims it, and its job then finds nothing left to do (see dispatcher.ts).
-        waiting: true,
-        next_attempt_at: now.toISOString(),
-        due_at: now.toISOString(),
-        deadline_at: new Date(now.getTime() + WINDOW_MS).toISOString(),
-        created_at: now.toISOString(),
-        updated_at: now.toISOString(),
-      });
-      // One job per endpoint and transaction: it claims this delivery and fills the endpoint's
-      // free slots with the deliveries waiting there, the others this transaction recorded too.
-      // (A savepoint has a handle of its own: a job rolled back with one is not counted here.)
+    await this.fanOutMany(tx, [event]);
+  }
+
+  /**
+   * Events recorded together (EventsService.recordMany, one account's): their deliveries in one
+   * multi-row insert, and one job per endpoint and transaction, as for events recorded one by one
+   * in one transaction.
+   */
+  async fanOutMany(tx: Tx, events: Event[]): Promise<void> {
+    const visible = events.filter((e) => this.catalog.currentOf(e.type)?.visibility === 'public');
+    for (const accountId of new Set(visible.map((e) => e.accountId))) {
+      if (!(await endpointsRepo.anyEnabled(tx, accountId))) continue;
+      const endpoints = await endpointsRepo.enabled(tx, accountId);
+      const now = this.clock.now();
+      const rows: Record<string, unknown>[] = [];
+      for (const event of visible.filter((e) => e.accountId === accountId))
+        for (const endpoint of endpoints)
+          if (
+            endpoint.payloadVersion === event.version &&
+            (endpoint.eventTypes.includes('*') || endpoint.eventTypes.includes(event.type))
+          )
+            rows.push({
+              account_id: event.accountId,
+              endpoint_id: endpoint.id,
+              event_id: event.id,
+              event_type: event.type,
+              status: 'pending',
+              // Waiting for a slot of the endpoint from the start: an attempt there that finishes
+              // claims it, and its job then finds nothing left to do (see dispatcher.ts).
+              waiting: true,
+              next_attempt_at: now.toISOString(),
+              due_at: now.toISOString(),
+              deadline_at: new Date(now.getTime() + WINDOW_MS).toISOString(),
+              created_at: now.toISOString(),
+              updated_at: now.toISOString(),
+            });
+      const ids = await repo.insertMany(tx, rows);
+      // One job per endpoint and transaction: it claims its first delivery and fills the
+      // endpoint's free slots with the deliveries waiting there, the others this transaction
+      // recorded too. (A savepoint has a handle of its own: a job rolled back with one is not
+      // counted here.)
       let woken = this.woken.get(tx);
       if (!woken) this.woken.set(tx, (woken = new Set()));
-      if (woken.has(endpoint.id)) continue;
-      woken.add(endpoint.id);
-      // No run_at: on PostgreSQL the queue's clock is the database's.
-      await this.jobs.enqueue(tx, DELIVER_TASK, { delivery_id: id, endpoint_id: endpoint.id });
+      for (let i = 0; i < rows.length; i++) {
+        const endpointId = rows[i]!.endpoint_id as number;
+        if (woken.has(endpointId)) continue;
+        woken.add(endpointId);
+        // No run_at: on PostgreSQL the queue's clock is the database's.
+        await this.jobs.enqueue(tx, DELIVER_TASK, { delivery_id: ids[i], endpoint_id: endpointId });
+      }
     }
   }
 

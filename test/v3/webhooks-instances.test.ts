@@ -1,0 +1,95 @@
+// PostgreSQL: two instances (two apps, each with its own pool, on one schema) dispatch the deliveries
+// of one endpoint at once, and the endpoint's concurrency limit holds across them: claims take the
+// endpoint's lock, then count what is under way. Every event reaches the receiver exactly once.
+// (SQLite is one process: no second instance to race with.)
+import { suite } from 'uvu';
+import * as assert from 'uvu/assert';
+import { createDb } from '../../src/db/knex.ts';
+import { transaction } from '../../src/db/tx.ts';
+import { PER_ENDPOINT } from '../../src/domain/webhooks/schedule.ts';
+import { boot } from '../helpers/app.ts';
+import { startReceiver } from '../helpers/receiver.ts';
+import { createWebhook, settle } from '../helpers/webhooks.ts';
+
+const t = suite('webhooks: two instances, one endpoint');
+const pg = Boolean(process.env.TEST_DATABASE_URL);
+
+if (pg)
+  t('the per-endpoint limit holds across two dispatchers; each event once', async () => {
+    const a = await boot({ env: { WEBHOOK_ALLOW_PRIVATE_TARGETS: 'true' } });
+    const db = createDb(a.database.url, { schema: a.database.schema });
+    const b = await boot({
+      database: { ...a.database, db },
+      env: { WEBHOOK_ALLOW_PRIVATE_TARGETS: 'true' },
+    });
+    // Requests are held until released: what both instances claimed is under way at once.
+    let open = 0;
+    let most = 0;
+    let release: () => void = () => undefined;
+    let held = new Promise<void>((r) => (release = r));
+    const rcv = await startReceiver(async () => {
+      most = Math.max(most, ++open);
+      await held;
+      open--;
+      return { status: 204 };
+    });
+    try {
+      const hook = await createWebhook(a, rcv.url, { event_types: ['tag.removed'] });
+      const n = PER_ENDPOINT * 6;
+      const events = await transaction(a.app.db, async (tx) => {
+        const out: string[] = [];
+        for (let i = 0; i < n; i++) {
+          const data = { user_id: String(i + 1), tag: { id: '1', name: `t${i}` } };
+          const e = await a.app.services.events.record(tx, {
+            accountId: a.accountId,
+            type: 'tag.removed',
+            data,
+          });
+          out.push(`evt_${e.id}`);
+        }
+        return out;
+      });
+      const ids = (
+        await a.app.db('webhook_deliveries').where('endpoint_id', Number(hook.id)).orderBy('id')
+      ).map((d: any) => Number(d.id));
+      assert.is(ids.length, n);
+      // Both dispatchers go for every delivery at once (as jobs of two instances would).
+      const started = await Promise.all(
+        ids.flatMap((id) => [
+          a.app.services.webhookDispatcher.dispatch(id),
+          b.app.services.webhookDispatcher.dispatch(id),
+        ]),
+      );
+      const claimed = started.filter((s) => s).flatMap((s) => s!.runs).length;
+      await rcv.waitFor(PER_ENDPOINT);
+      const inProgress = await a.app
+        .db('webhook_deliveries')
+        .where({ endpoint_id: Number(hook.id), status: 'in_progress' })
+        .count({ n: '*' });
+      assert.is(Number(inProgress[0]!.n), PER_ENDPOINT, 'claimed across both instances');
+      assert.is(claimed, PER_ENDPOINT, 'attempts started across both instances');
+      assert.is(most, PER_ENDPOINT);
+      // Released: each finished attempt hands its slot to the next delivery waiting.
+      release();
+      held = Promise.resolve();
+      const list = await settle(
+        a,
+        hook.id,
+        (l) => l.length === n && l.every((d) => d.status === 'delivered'),
+      );
+      assert.ok(
+        list.every((d) => d.attempts_count === 1),
+        'one attempt each',
+      );
+      const got = rcv.received.map((r) => String(r.headers['webhook-id']));
+      assert.equal([...got].sort(), [...events].sort(), 'every event once');
+      assert.ok(most <= PER_ENDPOINT, `${most} attempts at once`);
+    } finally {
+      release();
+      await b.close();
+      await a.close();
+      await rcv.close();
+    }
+  });
+
+t.run();
