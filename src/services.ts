@@ -41,6 +41,8 @@ import { SettingsService } from './domain/settings/service.ts';
 import { ImportsService } from './domain/imports/service.ts';
 import { importBatchTypes } from './domain/imports/batch.ts';
 import { ExportsService } from './domain/exports/service.ts';
+import { PlansService } from './domain/plans/service.ts';
+import { PLAN_APPLY, planBatchType } from './domain/plans/apply.ts';
 
 export interface ServiceDeps {
   config: Config;
@@ -123,6 +125,7 @@ export async function createServices({ config, db, clock, logger, ...deps }: Ser
     types,
     importBatchTypes(db, clock, files, { users, tags, enrollments: sales.enrollments }),
     exports.batchTypes(),
+    { [PLAN_APPLY]: planBatchType({ tags, catalog }) },
   );
   const allowPrivate = config.webhookAllowPrivateTargets;
   const webhooks = new WebhooksService(db, clock, cursors, secretsKey, eventCatalog, allowPrivate);
@@ -172,6 +175,8 @@ export async function createServices({ config, db, clock, logger, ...deps }: Ser
     uploads,
     imports,
     exports,
+    // ---- plans: the configuration as a manifest ----
+    plans: new PlansService(db, clock, cursors, operations),
     /**
      * Stops what runs in the background, in order: open event streams end (clients reconnect
      * elsewhere; the server would wait for them forever), running jobs finish or are released,

@@ -19,6 +19,7 @@ import * as m014 from './migrations/014_hardening.ts';
 import * as m015 from './migrations/015_files.ts';
 import * as m016 from './migrations/016_settings.ts';
 import * as m017 from './migrations/017_imports_exports.ts';
+import * as m018 from './migrations/018_plans.ts';
 
 const migrations: Record<string, Knex.Migration> = {
   '001_foundation': m001,
@@ -38,6 +39,7 @@ const migrations: Record<string, Knex.Migration> = {
   '015_files': m015,
   '016_settings': m016,
   '017_imports_exports': m017,
+  '018_plans': m018,
 };
 
 const source: Knex.MigrationSource<string> = {
