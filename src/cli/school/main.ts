@@ -8,6 +8,7 @@ import { CliError, Server, accessToken } from './oauth-client.ts';
 import { TokenStore, configDir } from './store.ts';
 import { watch } from './watch.ts';
 import { download, upload } from './files.ts';
+import { apply, plan, pullManifest } from './plans.ts';
 import { createClient } from '../../client/index.ts';
 import { listen } from './listen.ts';
 import { unreachableMessage } from './reach.ts';
@@ -36,6 +37,14 @@ Commands:
             missing parts are sent)
   files download ID [-o FILE]
             download a file (with a progress bar) to FILE or its own name
+  plan FILE.yaml
+            plan the school's configuration in FILE (YAML or JSON): print what would
+            change (+ create, ~ update with its fields, - delete) and the plan's id
+  apply PLAN_ID
+            apply a plan and follow its operation with a progress bar (exit 0 only
+            when every change was applied)
+  manifest pull
+            print the current configuration as YAML (e.g. > school.yaml)
 
 Options:
   --base-url URL   server (env SCHOOL_BASE_URL; default http://127.0.0.1:3000)
@@ -206,6 +215,32 @@ export async function main(argv: string[], io: Io = defaultIo): Promise<number> 
           stream: io.bars,
           intervalMs: io.env.SCHOOL_POLL_MS ? Number(io.env.SCHOOL_POLL_MS) : undefined,
         });
+      }
+      case 'plan':
+      case 'apply':
+      case 'manifest': {
+        const apiKey = values['api-key'] ?? io.env.SCHOOL_API_KEY;
+        const target = positionals[1];
+        if (!target || (command === 'manifest' && target !== 'pull')) {
+          io.err(
+            `Usage: npm run school -- plan FILE.yaml | apply PLAN_ID | manifest pull\n\n${USAGE}`,
+          );
+          return 2;
+        }
+        if (!apiKey) {
+          io.err('error: pass --api-key or set SCHOOL_API_KEY');
+          return 2;
+        }
+        const human = store.get(server.baseUrl) !== undefined;
+        const client = createClient({
+          baseUrl,
+          secret: apiKey,
+          accessToken: human ? () => accessToken(server, store) : undefined,
+        });
+        if (command === 'plan') return await plan(client, target, io);
+        if (command === 'manifest') return await pullManifest(client, io);
+        const interval = io.env.SCHOOL_POLL_MS ? Number(io.env.SCHOOL_POLL_MS) : undefined;
+        return await apply(client, target, io, interval);
       }
       default:
         io.err(`Unknown command: ${command}\n\n${USAGE}`);
