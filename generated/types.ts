@@ -2021,6 +2021,9 @@ export interface paths {
          *     `unsupported_resource`. Besides `plans.write`, the credential needs the write permission
          *     of each type the plan touches (the `x-permissions` of that type's create operation).
          *
+         *     A webhook created by a plan shows no signing secret (create one with POST
+         *     /webhooks/{webhook_id}/secret-rotations).
+         *
          *     An entry is matched with the account's resource by its `id` when given (adoption), else
          *     by the key a previous application of a plan remembered; otherwise it is created.
          *     Properties left out of an entry are not managed: they keep their value. With `prune`,
@@ -2073,7 +2076,7 @@ export interface paths {
          * Apply a plan
          * @description Applies the plan's changes asynchronously: 202 with an operation of type `plan.apply`
          *     (one item per change other than `unchanged`, in dependency order: tags, products, groups,
-         *     modules; deletions last, children first) and its `Location`. Each item goes through the
+         *     modules, webhooks; deletions last, in the reverse order) and its `Location`. Each item goes through the
          *     same services as the v3 routes. Before anything is applied, every resource the plan
          *     touches must still have the revision it was planned against (409 `plan_stale`); a change
          *     made by someone else while the operation runs fails only its item (not retryable). 409
@@ -4932,7 +4935,7 @@ export interface components {
          */
         ManifestResource: {
             /** @enum {string} */
-            type: "tag" | "product" | "module";
+            type: "tag" | "product" | "module" | "webhook";
             /** @description The operator's stable name of the resource, unique per type in a manifest. */
             key: string;
             id?: components["schemas"]["Id"];

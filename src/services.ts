@@ -125,10 +125,10 @@ export async function createServices({ config, db, clock, logger, ...deps }: Ser
     types,
     importBatchTypes(db, clock, files, { users, tags, enrollments: sales.enrollments }),
     exports.batchTypes(),
-    { [PLAN_APPLY]: planBatchType({ tags, catalog }) },
   );
   const allowPrivate = config.webhookAllowPrivateTargets;
   const webhooks = new WebhooksService(db, clock, cursors, secretsKey, eventCatalog, allowPrivate);
+  types[PLAN_APPLY] = planBatchType({ tags, catalog, webhooks });
   // Built once: the v3 pipeline authenticates with it and event streams re-check credentials.
   const credentials = new CredentialsService(db, clock, cursors);
   const eventStreams = new StreamsService(db, clock, logger, events, credentials);

@@ -1,6 +1,6 @@
 // The manifest round trip, as a property over randomly generated schools: whatever tags, products
 // (with and without descriptions, drafts and published), groups and modules (with settings, images,
-// some in the trash) an account has, created by hand through the v3 routes or by an applied plan,
+// some in the trash), webhooks an account has, created by hand through the v3 routes or by an applied plan,
 // GET /manifest plans back (with prune too) to nothing but `unchanged`; and the manifest applied to
 // an empty account builds the same configuration.
 import { suite } from 'uvu';
@@ -42,6 +42,14 @@ async function randomSchool(call: Call, rnd: Prng) {
   const tags = Math.floor(rnd.next() * 5);
   for (let i = 0; i < tags; i++)
     await ok(call('POST', '/api/v3/tags', { name: `t${i} ${pick(['a', 'B', ' c'])}` }));
+  for (let w = 0; w < Math.floor(rnd.next() * 3); w++)
+    await ok(
+      call('POST', '/api/v3/webhooks', {
+        url: `https://hooks.example.com/${w}`,
+        event_types: pick([['*'], ['user.created', 'tag.assigned']]),
+        description: pick([undefined, 'CRM']),
+      }),
+    );
   const products = 1 + Math.floor(rnd.next() * 3);
   for (let p = 0; p < products; p++) {
     const product = await ok(

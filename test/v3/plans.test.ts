@@ -203,6 +203,68 @@ t('an existing resource is adopted by id, then found by its key', async (ctx) =>
   assert.is(byKey.changes[0].id, tag.id);
 });
 
+t(
+  'webhooks: created without showing a secret, updated, pruned; payload_version is pinned',
+  async (ctx) => {
+    const b = await school(ctx.b);
+    const hook = {
+      type: 'webhook',
+      key: 'crm',
+      properties: {
+        url: 'https://hooks.example.com/crm',
+        event_types: ['user.created', 'user.created', 'tag.assigned'],
+        description: ' CRM ',
+      },
+    };
+    const p = await planned(b, { version: 1, resources: [hook] });
+    assert.equal(p.changes[0].fields, {
+      url: { from: null, to: 'https://hooks.example.com/crm' },
+      event_types: { from: null, to: ['user.created', 'tag.assigned'] },
+      description: { from: null, to: 'CRM' },
+    });
+    const op = await applied(b, p.id);
+    assert.is(op.status, 'succeeded');
+    const [item] = (await b.api('GET', `/api/v3/operations/${op.id}/items`)).body.data;
+    assert.equal(Object.keys(item.result).sort(), ['action', 'id', 'key', 'type']);
+    const [webhook] = (await b.api('GET', '/api/v3/webhooks')).body.data;
+    assert.is(webhook.url, 'https://hooks.example.com/crm');
+    assert.is(webhook.description, 'CRM');
+    assert.is((await planned(b, { version: 1, resources: [hook] })).summary.unchanged, 1);
+
+    const moved = {
+      ...hook,
+      properties: { ...hook.properties, url: 'https://hooks.example.com/v2' },
+    };
+    const update = await planned(b, { version: 1, resources: [moved] });
+    assert.equal(update.changes[0].fields, {
+      url: { from: 'https://hooks.example.com/crm', to: 'https://hooks.example.com/v2' },
+    });
+    assert.is((await applied(b, update.id)).status, 'succeeded');
+    assert.is(
+      (await b.api('GET', `/api/v3/webhooks/${webhook.id}`)).body.data.url,
+      'https://hooks.example.com/v2',
+    );
+
+    const pinned = await plan(b, {
+      version: 1,
+      resources: [{ ...moved, properties: { ...moved.properties, payload_version: '2' } }],
+    });
+    assert.is(pinned.status, 422);
+    assert.equal(
+      pinned.body.error.details.map((d: any) => `${d.field} ${d.code}`),
+      ['resources.0.properties.payload_version immutable'],
+    );
+
+    const pruned = await planned(b, { version: 1, prune: true, resources: [] });
+    assert.equal(
+      pruned.changes.map((c: any) => `${c.action} ${c.type}.${c.key}`),
+      ['delete webhook.crm'],
+    );
+    assert.is((await applied(b, pruned.id)).status, 'succeeded');
+    assert.is((await b.api('GET', '/api/v3/webhooks')).body.data.length, 0);
+  },
+);
+
 t('plan_invalid: every problem at its path in the manifest', async ({ b }) => {
   const res = await plan(b, {
     version: 1,

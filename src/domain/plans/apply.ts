@@ -7,6 +7,7 @@ import { AppError } from '../../errors.ts';
 import type { BatchType } from '../operations/batch-types.ts';
 import type { TagsService } from '../tags/service.ts';
 import type { CatalogService } from '../catalog/service.ts';
+import type { WebhooksService } from '../webhooks/service.ts';
 import { etag } from '../shared/revision.ts';
 import { plansRepo } from './repo.ts';
 import { isRef, type Change, type PlanType } from './types.ts';
@@ -16,6 +17,7 @@ export const PLAN_APPLY = 'plan.apply';
 export interface ApplyDeps {
   tags: TagsService;
   catalog: CatalogService;
+  webhooks: WebhooksService;
 }
 
 /** The id a reference names: the resource an earlier item of the application created. */
@@ -49,6 +51,15 @@ async function write(tx: Tx, accountId: number, c: Change, deps: ApplyDeps): Pro
     if (c.action === 'create') return (await deps.catalog.create(accountId, input, { tx })).id;
     if (c.action === 'update') await deps.catalog.update(accountId, id, input, ifMatch, { tx });
     else await deps.catalog.remove(accountId, id, ifMatch, { tx });
+    return id!;
+  }
+  if (c.type === 'webhook') {
+    // Its signing secret is shown once, by the route that creates it; an item's result is kept
+    // with the operation, so a webhook created by a plan gets a secret by rotation instead.
+    if (c.action === 'create')
+      return (await deps.webhooks.create(accountId, input, { tx })).endpoint.id;
+    if (c.action === 'update') await deps.webhooks.update(accountId, id, input, ifMatch, { tx });
+    else await deps.webhooks.remove(accountId, id, ifMatch, { tx });
     return id!;
   }
   const modules = deps.catalog.modules;

@@ -25,14 +25,18 @@ const REFERENCES: Partial<Record<PlanType, Record<string, { to: PlanType; requir
 };
 
 /** Properties set only at creation: the services offer no way to change them. */
-const IMMUTABLE: Partial<Record<PlanType, string[]>> = { module: ['product_id', 'kind'] };
+const IMMUTABLE: Partial<Record<PlanType, string[]>> = {
+  module: ['product_id', 'kind'],
+  webhook: ['payload_version'],
+};
 
 /** The values a service stores for these properties (names trimmed, a blank description none). */
 function normalize(type: PlanType, props: Record<string, unknown>): Record<string, unknown> {
   const out = { ...props };
   if (typeof out.name === 'string') out.name = out.name.trim();
-  if (type === 'product' && 'description' in out)
+  if ((type === 'product' || type === 'webhook') && 'description' in out)
     out.description = (typeof out.description === 'string' && out.description.trim()) || null;
+  if (Array.isArray(out.event_types)) out.event_types = [...new Set(out.event_types)];
   return out;
 }
 
@@ -263,9 +267,20 @@ function tagNameClashes(
   return out;
 }
 
-/** The order changes apply in: tags, products, groups, modules (a parent before its children). */
+/**
+ * The order changes apply in: tags, products, groups, modules (a parent before its children),
+ * webhooks.
+ */
 const rank = (type: PlanType, values: Record<string, unknown>) =>
-  type === 'tag' ? 0 : type === 'product' ? 1 : values.kind === 'group' ? 2 : 3;
+  type === 'tag'
+    ? 0
+    : type === 'product'
+      ? 1
+      : type === 'module'
+        ? values.kind === 'group'
+          ? 2
+          : 3
+        : 4;
 
 function changesOf(
   typed: (ManifestEntry & { type: PlanType })[],

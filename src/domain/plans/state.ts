@@ -5,6 +5,7 @@ import { tagsRepo } from '../tags/repo.ts';
 import { productsRepo } from '../catalog/repo.ts';
 import { modulesRepo } from '../catalog/modules-repo.ts';
 import { toId } from '../shared/ids.ts';
+import { endpointsRepo } from '../webhooks/repo.ts';
 import { plansRepo } from './repo.ts';
 import type { PlanType } from './types.ts';
 
@@ -82,12 +83,38 @@ export async function loadState(tx: Tx, accountId: number): Promise<State> {
       },
     });
   }
+  const webhooks = new Map<number, Current>();
+  const webhookRows = await tx('webhook_endpoints')
+    .where({ account_id: accountId })
+    .whereNull('deleted_at')
+    .select()
+    .orderBy('id');
+  for (const r of webhookRows) {
+    const e = endpointsRepo.map(r);
+    webhooks.set(e.id, {
+      id: e.id,
+      revision: e.revision,
+      values: {
+        url: e.url,
+        description: e.description,
+        event_types: e.eventTypes,
+        payload_version: e.payloadVersion,
+      },
+    });
+  }
   return {
-    resources: { tag: tags, product: products, module: modules },
+    resources: { tag: tags, product: products, module: modules, webhook: webhooks },
     keys: await plansRepo.keys(tx, accountId),
     tagNames,
   };
 }
+
+const TABLES: Record<PlanType, string> = {
+  tag: 'tags',
+  product: 'products',
+  module: 'modules',
+  webhook: 'webhook_endpoints',
+};
 
 /** The current revision of one resource, or null when it no longer exists (or is in the trash). */
 export async function currentRevision(
@@ -96,9 +123,10 @@ export async function currentRevision(
   type: PlanType,
   id: number,
 ): Promise<string | null> {
-  const table = type === 'tag' ? 'tags' : type === 'product' ? 'products' : 'modules';
+  const table = TABLES[type];
   const q = tx(table).where({ account_id: accountId, id });
   if (type === 'module') q.where('deleted', false);
+  if (type === 'webhook') q.whereNull('deleted_at');
   const r = await q.first('revision');
   return r ? r.revision : null;
 }

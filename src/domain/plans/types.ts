@@ -3,7 +3,7 @@
 import type { ErrorDetail } from '../../errors.ts';
 
 /** The types a manifest may hold, in the order their creations and updates apply. */
-export const PLAN_TYPES = ['tag', 'product', 'module'] as const;
+export const PLAN_TYPES = ['tag', 'product', 'module', 'webhook'] as const;
 export type PlanType = (typeof PLAN_TYPES)[number];
 
 export const isPlanType = (t: unknown): t is PlanType =>
