@@ -176,7 +176,9 @@ export async function createServices({ config, db, clock, logger, ...deps }: Ser
     imports,
     exports,
     // ---- plans: the configuration as a manifest ----
-    plans: new PlansService(db, clock, cursors, operations),
+    plans: new PlansService(db, clock, cursors, operations, {
+      webhook: (properties) => webhooks.problems(properties),
+    }),
     /**
      * Stops what runs in the background, in order: open event streams end (clients reconnect
      * elsewhere; the server would wait for them forever), running jobs finish or are released,

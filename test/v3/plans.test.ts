@@ -204,7 +204,7 @@ t('an existing resource is adopted by id, then found by its key', async (ctx) =>
 });
 
 t(
-  'webhooks: created without showing a secret, updated, pruned; payload_version is pinned',
+  'webhooks: created without showing a secret, updated, pruned; the service rules checked when planning',
   async (ctx) => {
     const b = await school(ctx.b);
     const hook = {
@@ -252,7 +252,31 @@ t(
     assert.is(pinned.status, 422);
     assert.equal(
       pinned.body.error.details.map((d: any) => `${d.field} ${d.code}`),
-      ['resources.0.properties.payload_version immutable'],
+      // The catalog has one version: another is refused before it could be an immutable change.
+      ['resources.0.properties.payload_version invalid_value'],
+    );
+
+    // What the webhooks service would refuse is refused when planning.
+    const refused = await plan(b, {
+      version: 1,
+      resources: [
+        {
+          type: 'webhook',
+          key: 'local',
+          properties: {
+            url: 'http://127.0.0.1:9/x',
+            event_types: ['user.created', 'no.such_type'],
+          },
+        },
+      ],
+    });
+    assert.is(refused.status, 422);
+    assert.equal(
+      refused.body.error.details.map((d: any) => `${d.field} ${d.code}`),
+      [
+        'resources.0.properties.url private_target',
+        'resources.0.properties.event_types.1 invalid_value',
+      ],
     );
 
     const pruned = await planned(b, { version: 1, prune: true, resources: [] });

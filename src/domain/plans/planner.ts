@@ -14,6 +14,7 @@ import {
   type ManifestSchemas,
   type PlanType,
   type Ref,
+  type ServiceRules,
 } from './types.ts';
 
 /** The properties that name another resource: the type they name, and whether one is required. */
@@ -68,7 +69,12 @@ function refTarget(r: Ref): { type: string; key: string } | null {
   return dot > 0 ? { type: r.ref.slice(0, dot), key: r.ref.slice(dot + 1) } : null;
 }
 
-export function computePlan(manifest: Manifest, state: State, schemas: ManifestSchemas): Change[] {
+export function computePlan(
+  manifest: Manifest,
+  state: State,
+  schemas: ManifestSchemas,
+  rules: ServiceRules = {},
+): Change[] {
   const entries = manifest.resources;
   const at = (i: number) => `resources.${i}`;
 
@@ -152,7 +158,11 @@ export function computePlan(manifest: Manifest, state: State, schemas: ManifestS
       else if (!state.resources[rule.to].has(id))
         details.push(detail(field, 'not_found', `No ${rule.to} has this id.`));
     }
-    details.push(...schemas.properties(e.type, props, `${at(i)}.properties`));
+    const invalidProps = schemas.properties(e.type, props, `${at(i)}.properties`);
+    details.push(...invalidProps);
+    if (invalidProps.length || !rules[e.type]) return;
+    for (const d of rules[e.type]!(e.properties))
+      details.push({ ...d, field: `${at(i)}.properties${d.field ? `.${d.field}` : ''}` });
   });
   if (details.length) throw invalid(details);
 

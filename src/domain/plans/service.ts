@@ -14,7 +14,7 @@ import { computePlan } from './planner.ts';
 import { plansRepo as repo } from './repo.ts';
 import { currentRevision, loadState } from './state.ts';
 import { manifestOf } from './manifest.ts';
-import type { Manifest, ManifestSchemas, Plan, PlanStatus } from './types.ts';
+import type { Manifest, ManifestSchemas, Plan, PlanStatus, ServiceRules } from './types.ts';
 
 export const PLAN_TTL_MS = HOUR;
 
@@ -24,6 +24,7 @@ export class PlansService {
     private readonly clock: Clock,
     private readonly cursors: CursorCodec,
     private readonly operations: OperationsService,
+    private readonly rules: ServiceRules = {},
   ) {}
 
   /** ready, expired (by the clock), or as its operation stands. */
@@ -54,7 +55,7 @@ export class PlansService {
   ): Promise<Plan> {
     const accountId = auth.account.id;
     return inTransaction(this.db, opts.tx, async (tx) => {
-      const changes = computePlan(manifest, await loadState(tx, accountId), schemas);
+      const changes = computePlan(manifest, await loadState(tx, accountId), schemas, this.rules);
       assertPermissions(auth, schemas, new Set(changes.map((c) => c.type)));
       const now = this.clock.now();
       const id = await repo.insert(tx, {

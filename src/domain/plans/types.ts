@@ -62,6 +62,11 @@ export interface Plan {
   expiresAt: string;
 }
 
+/** The rules a type's service enforces beyond its schema, checked at planning time. */
+export type ServiceRules = Partial<
+  Record<PlanType, (properties: Record<string, unknown>) => ErrorDetail[]>
+>;
+
 /**
  * What the contract says about a manifest, compiled by the HTTP layer from its schemas (the v3
  * create schemas, not a copy): an entry's shape, a type's properties, a type's write permissions.
