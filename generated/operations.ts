@@ -114,6 +114,11 @@ export const operations = {
   createImportProcessingAttempt: { method: 'POST', path: '/imports/{import_id}/processing-attempts' },
   createExport: { method: 'POST', path: '/exports' },
   getExport: { method: 'GET', path: '/exports/{export_id}' },
+  listPlans: { method: 'GET', path: '/plans' },
+  createPlan: { method: 'POST', path: '/plans' },
+  getPlan: { method: 'GET', path: '/plans/{plan_id}' },
+  createPlanApplication: { method: 'POST', path: '/plans/{plan_id}/applications' },
+  getManifest: { method: 'GET', path: '/manifest' },
 } as const;
 
 export type OperationId = keyof typeof operations;
@@ -141,6 +146,8 @@ export const permissions: readonly string[] = [
   'imports.write',
   'operations.manage',
   'operations.read',
+  'plans.read',
+  'plans.write',
   'products.read',
   'products.write',
   'progress.read',

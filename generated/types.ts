@@ -1994,6 +1994,126 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/plans": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * List plans
+         * @description The account's plans, newest first.
+         */
+        get: operations["listPlans"];
+        put?: never;
+        /**
+         * Plan a manifest
+         * @description Validates a manifest (the school's configuration: `{version: 1, prune, resources}`) and
+         *     computes what applying it would change, without changing anything. Each entry of
+         *     `resources` is a `ManifestResource`: its `properties` are checked against the create
+         *     schema of its type (`x-properties-schemas`), with references `{"ref": "<type>.<key>"}`
+         *     in place of ids (a module's `product_id` and `parent_id`), and with the rules the
+         *     services enforce (unique keys and tag names, existing ids, groups only at the top level,
+         *     no circular references). Every problem is a detail whose `field` is its path in the
+         *     manifest (`resources.3.properties.name`): 422 `plan_invalid`; an entry of a type plans do
+         *     not accept (data such as `user`, or a type not supported yet) is 422
+         *     `unsupported_resource`. Besides `plans.write`, the credential needs the write permission
+         *     of each type the plan touches (the `x-permissions` of that type's create operation).
+         *
+         *     A webhook created by a plan shows no signing secret (create one with POST
+         *     /webhooks/{webhook_id}/secret-rotations).
+         *
+         *     An entry is matched with the account's resource by its `id` when given (adoption), else
+         *     by the key a previous application of a plan remembered; otherwise it is created.
+         *     Properties left out of an entry are not managed: they keep their value. With `prune`,
+         *     every resource of a planned type that the manifest does not name is deleted. The plan
+         *     expires one hour after it was computed.
+         */
+        post: operations["createPlan"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/plans/{plan_id}": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description The plan's id. */
+                plan_id: components["parameters"]["PlanId"];
+            };
+            cookie?: never;
+        };
+        /**
+         * Retrieve a plan
+         * @description The plan, its changes and, once applied, its operation.
+         */
+        get: operations["getPlan"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/plans/{plan_id}/applications": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description The plan's id. */
+                plan_id: components["parameters"]["PlanId"];
+            };
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Apply a plan
+         * @description Applies the plan's changes asynchronously: 202 with an operation of type `plan.apply`
+         *     (one item per change other than `unchanged`, in dependency order: tags, products, groups,
+         *     modules, webhooks; deletions last, in the reverse order) and its `Location`. Each item goes through the
+         *     same services as the v3 routes. Before anything is applied, every resource the plan
+         *     touches must still have the revision it was planned against (409 `plan_stale`); a change
+         *     made by someone else while the operation runs fails only its item (not retryable). 409
+         *     `plan_expired` after `expires_at`; a plan applies once (409 `state_conflict`). The
+         *     credential needs `plans.write` and the write permission of each type the plan touches.
+         */
+        post: operations["createPlanApplication"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/manifest": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * The current configuration as a manifest
+         * @description The account's configuration of the types plans accept, as a manifest: every resource with
+         *     its `id`, the key a plan remembered for it (else `<type>-<id>`), and its properties, with
+         *     references to the manifest's own entries. Planning it yields only `unchanged`. Copies in
+         *     replica accounts, modules in the trash and the tags of access schedules are not in it
+         *     (they are not configured by hand).
+         */
+        get: operations["getManifest"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
 }
 export interface webhooks {
     "diamond_membership.stage_changed.v1": {
@@ -4763,6 +4883,143 @@ export interface components {
             columns: components["schemas"]["ExportColumn"][];
             filters?: components["schemas"]["ExportFilters"];
         };
+        /**
+         * @description A manifest. Each entry of `resources` is checked as a `ManifestResource` (422 `plan_invalid`).
+         * @example {
+         *       "version": 1,
+         *       "prune": false,
+         *       "resources": [
+         *         {
+         *           "type": "product",
+         *           "key": "python",
+         *           "properties": {
+         *             "name": "Python from zero"
+         *           }
+         *         },
+         *         {
+         *           "type": "module",
+         *           "key": "python-basics",
+         *           "properties": {
+         *             "product_id": {
+         *               "ref": "product.python"
+         *             },
+         *             "name": "Basics",
+         *             "kind": "module"
+         *           }
+         *         },
+         *         {
+         *           "type": "tag",
+         *           "key": "vip",
+         *           "properties": {
+         *             "name": "vip"
+         *           }
+         *         }
+         *       ]
+         *     }
+         */
+        PlanCreate: {
+            /** @constant */
+            version: 1;
+            /**
+             * @description Delete every resource of a planned type that the manifest does not name.
+             * @default false
+             */
+            prune?: boolean;
+            resources: Record<string, never>[];
+        };
+        /**
+         * @description One resource of a manifest. `id`, when given, adopts that existing resource under `key`.
+         *     `properties` follow the create schema of its type (named in `x-properties-schemas`); a
+         *     module also names its product in `product_id`. An id there
+         *     (`product_id`, `parent_id`) may be a reference `{"ref": "<type>.<key>"}` to another entry.
+         */
+        ManifestResource: {
+            /** @enum {string} */
+            type: "tag" | "product" | "module" | "webhook";
+            /** @description The operator's stable name of the resource, unique per type in a manifest. */
+            key: string;
+            id?: components["schemas"]["Id"];
+            properties: {
+                [key: string]: unknown;
+            };
+        };
+        /**
+         * @example {
+         *       "version": 1,
+         *       "prune": false,
+         *       "resources": [
+         *         {
+         *           "type": "tag",
+         *           "key": "vip",
+         *           "id": "12",
+         *           "properties": {
+         *             "name": "vip"
+         *           }
+         *         },
+         *         {
+         *           "type": "product",
+         *           "key": "python",
+         *           "id": "3",
+         *           "properties": {
+         *             "name": "Python from zero",
+         *             "description": null,
+         *             "status": "draft"
+         *           }
+         *         }
+         *       ]
+         *     }
+         */
+        Manifest: {
+            /** @constant */
+            version: 1;
+            prune: boolean;
+            resources: components["schemas"]["ManifestResource"][];
+        };
+        ManifestResponse: {
+            data: components["schemas"]["Manifest"];
+        };
+        PlanChange: {
+            /** @enum {string} */
+            action: "create" | "update" | "delete" | "unchanged";
+            type: string;
+            key: string;
+            /** @description The resource's id; null for one the plan creates. */
+            id: string | null;
+            /** @description The revision it was planned against; null for one the plan creates. */
+            revision: string | null;
+            /** @description Each property that changes, from its current value to the planned one. */
+            fields: {
+                [key: string]: {
+                    from: unknown;
+                    to: unknown;
+                };
+            };
+        };
+        Plan: {
+            /** @constant */
+            object: "plan";
+            id: components["schemas"]["Id"];
+            /**
+             * @description `ready` to apply; `applying` while its operation runs, then `applied` (every item succeeded) or `failed`; `expired` once past `expires_at` without an application.
+             * @enum {string}
+             */
+            status: "ready" | "applying" | "applied" | "failed" | "expired";
+            prune: boolean;
+            summary: {
+                create: number;
+                update: number;
+                delete: number;
+                unchanged: number;
+            };
+            /** @description In the order they apply. */
+            changes: components["schemas"]["PlanChange"][];
+            operation_id: string | null;
+            created_at: components["schemas"]["Timestamp"];
+            expires_at: components["schemas"]["Timestamp"];
+        };
+        PlanResponse: {
+            data: components["schemas"]["Plan"];
+        };
     };
     responses: {
         /** @description The request is malformed (`malformed_json`, `json_too_deep`, `invalid_utf8`, `unknown_parameter`, `invalid_cursor`). */
@@ -4943,6 +5200,8 @@ export interface components {
         ImportId: components["schemas"]["Id"];
         /** @description The export's id. */
         ExportId: components["schemas"]["Id"];
+        /** @description The plan's id. */
+        PlanId: components["schemas"]["Id"];
         /** @description Identifier of an operation. */
         OperationId: components["schemas"]["Id"];
         /** @description Identifier of a product. */
@@ -9488,6 +9747,186 @@ export interface operations {
             401: components["responses"]["Unauthorized"];
             403: components["responses"]["Forbidden"];
             404: components["responses"]["NotFound"];
+            406: components["responses"]["NotAcceptable"];
+            413: components["responses"]["PayloadTooLarge"];
+            415: components["responses"]["UnsupportedMediaType"];
+            422: components["responses"]["Unprocessable"];
+            429: components["responses"]["TooManyRequests"];
+            503: components["responses"]["ServiceUnavailable"];
+            default: components["responses"]["Error"];
+        };
+    };
+    listPlans: {
+        parameters: {
+            query?: {
+                /** @description Page size. */
+                limit?: components["parameters"]["Limit"];
+                /** @description Opaque cursor from `page.next_cursor` or `page.prev_cursor`; valid 24 hours, for the same sort and filters. */
+                cursor?: components["parameters"]["Cursor"];
+            };
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description A page of plans. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        data: components["schemas"]["Plan"][];
+                        page: components["schemas"]["Page"];
+                    };
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            406: components["responses"]["NotAcceptable"];
+            413: components["responses"]["PayloadTooLarge"];
+            415: components["responses"]["UnsupportedMediaType"];
+            422: components["responses"]["Unprocessable"];
+            429: components["responses"]["TooManyRequests"];
+            503: components["responses"]["ServiceUnavailable"];
+            default: components["responses"]["Error"];
+        };
+    };
+    createPlan: {
+        parameters: {
+            query?: never;
+            header: {
+                /** @description Unique key of this request, remembered 48 hours per credential. */
+                "Idempotency-Key": components["parameters"]["IdempotencyKey"];
+            };
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["PlanCreate"];
+            };
+        };
+        responses: {
+            /** @description The plan. */
+            201: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["PlanResponse"];
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            406: components["responses"]["NotAcceptable"];
+            409: components["responses"]["Conflict"];
+            413: components["responses"]["PayloadTooLarge"];
+            415: components["responses"]["UnsupportedMediaType"];
+            422: components["responses"]["Unprocessable"];
+            429: components["responses"]["TooManyRequests"];
+            503: components["responses"]["ServiceUnavailable"];
+            default: components["responses"]["Error"];
+        };
+    };
+    getPlan: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description The plan's id. */
+                plan_id: components["parameters"]["PlanId"];
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The plan. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["PlanResponse"];
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            404: components["responses"]["NotFound"];
+            406: components["responses"]["NotAcceptable"];
+            413: components["responses"]["PayloadTooLarge"];
+            415: components["responses"]["UnsupportedMediaType"];
+            422: components["responses"]["Unprocessable"];
+            429: components["responses"]["TooManyRequests"];
+            503: components["responses"]["ServiceUnavailable"];
+            default: components["responses"]["Error"];
+        };
+    };
+    createPlanApplication: {
+        parameters: {
+            query?: never;
+            header: {
+                /** @description Unique key of this request, remembered 48 hours per credential. */
+                "Idempotency-Key": components["parameters"]["IdempotencyKey"];
+            };
+            path: {
+                /** @description The plan's id. */
+                plan_id: components["parameters"]["PlanId"];
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The application, queued. */
+            202: {
+                headers: {
+                    /** @description The operation's URL. */
+                    Location?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["OperationResponse"];
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            404: components["responses"]["NotFound"];
+            406: components["responses"]["NotAcceptable"];
+            409: components["responses"]["Conflict"];
+            413: components["responses"]["PayloadTooLarge"];
+            415: components["responses"]["UnsupportedMediaType"];
+            422: components["responses"]["Unprocessable"];
+            429: components["responses"]["TooManyRequests"];
+            503: components["responses"]["ServiceUnavailable"];
+            default: components["responses"]["Error"];
+        };
+    };
+    getManifest: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The manifest. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ManifestResponse"];
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
             406: components["responses"]["NotAcceptable"];
             413: components["responses"]["PayloadTooLarge"];
             415: components["responses"]["UnsupportedMediaType"];

@@ -25,6 +25,8 @@
 //                 and peak RSS, on local disk and on S3 (an s3rver emulator)
 //  11. imports    bench/imports.ts: a 1,000- and a 100,000-row import (analysis + processing) and
 //                 export of the users it created, rows/s and peak RSS each (flat memory target)
+//  12. plans      bench/plans.ts: POST /plans of a 500-resource manifest, on an empty account and
+//                 once applied (target: under 1 s on SQLite)
 // A run is BENCH_ROUNDS rounds; it prints each round, the median round of each phase, the
 // app/reference ratios (the median of each round's ratio: a shared virtual machine's speed drifts
 // by tens of percent within minutes, and phases measured side by side drift together) and
@@ -45,7 +47,8 @@
 //   BENCH_JOBS              jobs per round and engine in the jobs phase, after 20 warm-up (default 200)
 //   BENCH_ONLY              comma-separated subset of: routing, webhooks, v1pages, files, reference (= reference-get and
 //                           reference-post), reference-get, get, reference-post, post, batch, jobs,
-//                           pg-reference (= pg-reference-get and pg-reference-post), pg-get, pg-post
+//                           audit, imports, plans, pg-reference (= pg-reference-get and pg-reference-post),
+//                           pg-get, pg-post
 //   BENCH_POOL_MAX          PostgreSQL connections of the app and of the pg reference (default 10)
 //   BENCH_DATABASE_URL      a postgres:// URL: the GET, POST, batch and jobs phases also run on PostgreSQL, each
 //                           child in a fresh schema `bench_<random>` (dropped afterwards, with the
@@ -107,12 +110,13 @@ const PHASES = [
   'audit',
   'files',
   'imports',
+  'plans',
 ] as const;
 type PhaseName = (typeof PHASES)[number];
 const ONLY = new Set<PhaseName>(
   (
     process.env.BENCH_ONLY ||
-    'routing,reference,get,post,pg-reference,pg-get,pg-post,batch,jobs,webhooks,v1pages,audit,files,imports'
+    'routing,reference,get,post,pg-reference,pg-get,pg-post,batch,jobs,webhooks,v1pages,audit,files,imports,plans'
   )
     .split(',')
     .map((s) => s.trim())
@@ -903,6 +907,7 @@ async function childJson(script: string, args: string[], timeoutMs = 600_000): P
 
 const TARGET_WEBHOOKS_PER_S = 1000;
 const TARGET_V1_LAST_OVER_FIRST = 1.5;
+const TARGET_PLAN_500_MS = 1000;
 
 async function extras(): Promise<string[][]> {
   const targets: string[][] = [];
@@ -981,6 +986,25 @@ async function extras(): Promise<string[][]> {
     console.log(
       '\nv1 pages (bench/v1-pages.ts): GET /api/v1/usuario, 150 students a page, keyset cursors',
     );
+    console.log(table(rows));
+  }
+  if (ONLY.has('plans')) {
+    const rows: string[][] = [
+      ['engine', 'resources', 'plan ms (all create)', 'plan ms (all unchanged)'],
+    ];
+    for (const e of ENGINES) {
+      process.stderr.write(`  plans (${engineName(e)}): 500 resources...\n`);
+      const r = await childJson('plans.ts', [where(e), '5']);
+      rows.push([engineName(e), fmt(r.resources), fmt(r.createMs, 1), fmt(r.unchangedMs, 1)]);
+      if (e === 'sqlite')
+        targets.push([
+          'POST /plans of 500 resources, SQLite',
+          fmt(Math.max(r.createMs, r.unchangedMs), 1),
+          `< ${TARGET_PLAN_500_MS}`,
+          verdict(Math.max(r.createMs, r.unchangedMs) < TARGET_PLAN_500_MS, true),
+        ]);
+    }
+    console.log('\nPlans (bench/plans.ts): POST /plans of a 500-resource manifest, fastest of 5');
     console.log(table(rows));
   }
   if (ONLY.has('audit')) {

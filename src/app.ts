@@ -37,6 +37,8 @@ import { progressHandlers } from './http/v3/handlers/progress.ts';
 import { settingsHandlers } from './http/v3/handlers/settings.ts';
 import { importHandlers } from './http/v3/handlers/imports.ts';
 import { exportHandlers } from './http/v3/handlers/exports.ts';
+import { planHandlers } from './http/v3/handlers/plans.ts';
+import { manifestChecks } from './http/v3/manifest-schemas.ts';
 import { postbackRoutes } from './http/postbacks.ts';
 import { automationHandlers } from './http/v3/handlers/automations.ts';
 import { eventStreamHandlers } from './http/v3/handlers/event-streams.ts';
@@ -107,6 +109,7 @@ export async function createApp(config: Config, options: AppOptions = {}) {
     ...settingsHandlers(config.publicBaseUrl, services.settings),
     ...importHandlers(services.imports),
     ...exportHandlers(services.exports),
+    ...planHandlers(services.plans, manifestChecks(spec)),
   };
 
   const koa = new Koa();

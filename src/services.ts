@@ -41,6 +41,8 @@ import { SettingsService } from './domain/settings/service.ts';
 import { ImportsService } from './domain/imports/service.ts';
 import { importBatchTypes } from './domain/imports/batch.ts';
 import { ExportsService } from './domain/exports/service.ts';
+import { PlansService } from './domain/plans/service.ts';
+import { PLAN_APPLY, planBatchType } from './domain/plans/apply.ts';
 
 export interface ServiceDeps {
   config: Config;
@@ -134,6 +136,7 @@ export async function createServices({ config, db, clock, logger, ...deps }: Ser
   );
   const allowPrivate = config.webhookAllowPrivateTargets;
   const webhooks = new WebhooksService(db, clock, cursors, secretsKey, eventCatalog, allowPrivate);
+  types[PLAN_APPLY] = planBatchType({ tags, catalog, webhooks });
   // Built once: the v3 pipeline authenticates with it and event streams re-check credentials.
   const credentials = new CredentialsService(db, clock, cursors);
   const eventStreams = new StreamsService(db, clock, logger, events, credentials);
@@ -183,6 +186,10 @@ export async function createServices({ config, db, clock, logger, ...deps }: Ser
     uploads,
     imports,
     exports,
+    // ---- plans: the configuration as a manifest ----
+    plans: new PlansService(db, clock, cursors, operations, {
+      webhook: (properties) => webhooks.problems(properties),
+    }),
     /**
      * Stops what runs in the background, in order: open event streams end (clients reconnect
      * elsewhere; the server would wait for them forever), running jobs finish or are released,

@@ -20,6 +20,7 @@ import * as m015 from './migrations/015_files.ts';
 import * as m016 from './migrations/016_settings.ts';
 import * as m017 from './migrations/017_imports_exports.ts';
 import * as m018 from './migrations/018_auth_version.ts';
+import * as m019 from './migrations/019_plans.ts';
 
 const migrations: Record<string, Knex.Migration> = {
   '001_foundation': m001,
@@ -40,6 +41,7 @@ const migrations: Record<string, Knex.Migration> = {
   '016_settings': m016,
   '017_imports_exports': m017,
   '018_auth_version': m018,
+  '019_plans': m019,
 };
 
 const source: Knex.MigrationSource<string> = {

@@ -12,6 +12,9 @@ export const COMMANDS: Record<string, string[]> = {
   files: ['upload', 'download'],
   imports: ['run'],
   exports: ['create', 'download'],
+  plan: [],
+  apply: [],
+  manifest: ['pull'],
   trigger: Object.keys(FIXTURES),
   completion: ['bash', 'zsh'],
 };

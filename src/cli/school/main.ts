@@ -9,6 +9,7 @@ import { CliError, Server, accessToken } from './oauth-client.ts';
 import { TokenStore, configDir } from './store.ts';
 import { watch } from './watch.ts';
 import { download, upload } from './files.ts';
+import { apply, plan, pullManifest } from './plans.ts';
 import { createClient } from '../../client/index.ts';
 import { listen } from './listen.ts';
 import { completionScript } from './completion.ts';
@@ -59,6 +60,14 @@ Commands:
             download it to FILE (default export-ID.csv)
   exports download ID [-o FILE]
             download a completed export's CSV
+  plan FILE.yaml
+            plan the school's configuration in FILE (YAML or JSON): print what would
+            change (+ create, ~ update with its fields, - delete) and the plan's id
+  apply PLAN_ID
+            apply a plan and follow its operation with a progress bar (exit 0 only
+            when every change was applied)
+  manifest pull
+            print the current configuration as YAML (e.g. > school.yaml)
   trigger EVENT_TYPE
             make the account record one event of that type through the v3 routes
             that cause it (user.created, tag.assigned, enrollment.ended, ...), to try
@@ -295,6 +304,18 @@ export async function main(argv: string[], io: Io = defaultIo): Promise<number> 
           stream: io.bars,
           intervalMs: pollMs,
         });
+      }
+      case 'plan':
+      case 'apply':
+      case 'manifest': {
+        const target = positionals[1];
+        if (!target || (command === 'manifest' && target !== 'pull')) {
+          usage(`Usage: npx school plan FILE.yaml | apply PLAN_ID | manifest pull`);
+        }
+        const client = v3(key());
+        if (command === 'plan') return await plan(client, target, io);
+        if (command === 'manifest') return await pullManifest(client, io);
+        return await apply(client, target, io, pollMs);
       }
       default:
         io.err(`Unknown command: ${command}\n\n${USAGE}`);

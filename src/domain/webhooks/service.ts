@@ -64,6 +64,33 @@ export class WebhooksService {
     return [...new Set(types)];
   }
 
+  /**
+   * What create would refuse in this input beyond its schema (a private or malformed URL, an event
+   * type outside the catalog, an unknown payload version), without writing: plans report it at
+   * planning time. Fields are relative to the input.
+   */
+  problems(input: Partial<EndpointInput>): ErrorDetail[] {
+    const out: ErrorDetail[] = [];
+    const collect = (check: () => unknown) => {
+      try {
+        check();
+      } catch (err) {
+        if (!(err instanceof AppError)) throw err;
+        out.push(...err.details);
+      }
+    };
+    if (input.url !== undefined) collect(() => checkTarget(input.url!, this.allowPrivateTargets));
+    if (input.event_types !== undefined) collect(() => this.eventTypes(input.event_types!));
+    const versions = this.catalog.versions();
+    if (input.payload_version !== undefined && !versions.includes(input.payload_version))
+      out.push({
+        field: 'payload_version',
+        code: 'invalid_value',
+        message: `One of: ${versions.join(', ')}.`,
+      });
+    return out;
+  }
+
   async get(accountId: number, id: number | null, tx: Tx = this.db): Promise<Endpoint> {
     const e = id === null ? null : await repo.get(tx, accountId, id);
     if (!e) throw new AppError('not_found');
