@@ -52,6 +52,24 @@ function regenerate(root: string): void {
   if (run.status !== 0) throw new Error(`npm run generate failed:\n${run.stderr || run.stdout}`);
 }
 
+/**
+ * The packages that carry the contract's version: the server's package.json and lock, and the
+ * typed client's package (packages/client). Those absent from the tree are skipped.
+ */
+function bumpPackages(root: string, version: string): string[] {
+  const written: string[] = [];
+  for (const file of ['package.json', 'package-lock.json', 'packages/client/package.json']) {
+    const full = path.join(root, file);
+    if (!fs.existsSync(full)) continue;
+    const json = JSON.parse(fs.readFileSync(full, 'utf8'));
+    json.version = version;
+    if (json.packages?.['']) json.packages[''].version = version; // the lock's own entry
+    fs.writeFileSync(full, JSON.stringify(json, null, 2) + '\n');
+    written.push(file);
+  }
+  return written;
+}
+
 function main(argv: string[]): number {
   let parsed;
   try {
@@ -109,9 +127,10 @@ function main(argv: string[]): number {
     ? fs.readFileSync(files.changelog, 'utf8')
     : CHANGELOG_INTRO;
   fs.writeFileSync(files.changelog, prependSection(changelog, section));
+  const bumped = bumpPackages(root, version);
   console.log(
     `Wrote ${path.relative(root, files.release(version))}, spec/openapi.yaml (info.version), ` +
-      'generated/ and spec/CHANGELOG.md.',
+      `generated/ and spec/CHANGELOG.md${bumped.length ? `; version ${version} in ${bumped.join(', ')}` : ''}.`,
   );
   return 0;
 }

@@ -116,8 +116,14 @@ test('a new operation and field: needs 3.4.0; the release writes snapshot, versi
   );
   assert.is(snapshot(root), before, 'a dry run writes nothing');
 
+  fs.writeFileSync(path.join(root, 'package.json'), '{\n  "name": "x",\n  "version": "3.3.2"\n}\n');
+  fs.mkdirSync(path.join(root, 'packages/client'), { recursive: true });
+  fs.writeFileSync(path.join(root, 'packages/client/package.json'), '{ "version": "3.3.2" }');
   const r = release(root, '3.4.0');
   assert.is(r.code, 0, r.err);
+  assert.is(read(root, 'package.json'), '{\n  "name": "x",\n  "version": "3.4.0"\n}\n');
+  assert.is(JSON.parse(read(root, 'packages/client/package.json')).version, '3.4.0');
+  assert.match(r.out, /version 3\.4\.0 in package\.json, packages\/client\/package\.json\.$/m);
   const spec = read(root, 'spec/openapi.yaml');
   assert.match(spec, /^ {2}version: 3\.4\.0$/m);
   assert.is(read(root, 'spec/releases/3.4.0.yaml'), spec);
