@@ -45,18 +45,8 @@ const { app, port } = await startOrExit(
     return { app, port };
   },
 );
-app.logger.info(
-  {
-    host: config!.host,
-    port,
-    release: app.release,
-    docs: `${config!.publicBaseUrl}/docs`,
-    workers: config!.workers,
-    ...(app.metricsPort !== undefined ? { metrics_port: app.metricsPort } : {}),
-  },
-  'School Platform API listening',
-);
-
+// Handlers first, the 'listening' line after: whoever reads that line may stop the process at
+// once, and a SIGTERM before process.on() would kill it outright (no drain, no clean close).
 let stopping = false;
 for (const signal of ['SIGTERM', 'SIGINT'] as const) {
   process.on(signal, async () => {
@@ -68,3 +58,15 @@ for (const signal of ['SIGTERM', 'SIGINT'] as const) {
     process.exit(0);
   });
 }
+
+app.logger.info(
+  {
+    host: config!.host,
+    port,
+    release: app.release,
+    docs: `${config!.publicBaseUrl}/docs`,
+    workers: config!.workers,
+    ...(app.metricsPort !== undefined ? { metrics_port: app.metricsPort } : {}),
+  },
+  'School Platform API listening',
+);

@@ -39,14 +39,8 @@ const { config, logger, db, services, metrics } = await startOrExit(
     return { config, logger, db, services, metrics };
   },
 );
-logger.info(
-  {
-    worker: services.jobs.workerId,
-    ...(metrics ? { metrics_port: metrics.port } : {}),
-  },
-  'worker running',
-);
-
+// Handlers first, the 'worker running' line after: a SIGTERM before process.on() would kill the
+// process outright, without releasing its jobs.
 let stopping = false;
 for (const signal of ['SIGTERM', 'SIGINT'] as const) {
   process.on(signal, async () => {
@@ -61,3 +55,11 @@ for (const signal of ['SIGTERM', 'SIGINT'] as const) {
     process.exit(0);
   });
 }
+
+logger.info(
+  {
+    worker: services.jobs.workerId,
+    ...(metrics ? { metrics_port: metrics.port } : {}),
+  },
+  'worker running',
+);

@@ -159,8 +159,8 @@ t(
       1,
       /^npm run worker: another npm run worker \(pid \d+\)/,
     );
-    assert.is(await worker.stop(), 0);
-    assert.is(await first.stop(), 0);
+    assert.is(await worker.stop(), 0, 'worker: ' + worker.stderr);
+    assert.is(await first.stop(), 0, 'first: ' + first.stderr);
     // Stopped cleanly: the lock is gone. A lock left by a dead process (kill -9) is taken over.
     const file = url.slice('sqlite:'.length);
     assert.is(fs.existsSync(`${file}.server.lock`), false);
@@ -169,7 +169,7 @@ t(
     ctx.procs.push(again);
     await again.waitFor((j) => j.msg === 'School Platform API listening');
     assert.is(fs.readFileSync(`${file}.server.lock`, 'utf8'), String(again.proc.pid));
-    assert.is(await again.stop(), 0);
+    assert.is(await again.stop(), 0, 'again: ' + again.proc.signalCode + ' ' + again.stderr);
   },
 );
 
@@ -232,7 +232,7 @@ t(
       'rotate',
     ]);
     assert.is(ok.code, 0, ok.stderr);
-    assert.is(await server.stop(), 0);
+    assert.is(await server.stop(), 0, 'server: ' + server.proc.signalCode + ' ' + server.stderr);
 
     // A second instance with the wrong key stops at start; with the right one it starts.
     oneLine(
