@@ -14,6 +14,7 @@
 import { RateLimiterRes } from 'rate-limiter-flexible';
 import type { Clock } from '../clock.ts';
 import type { Db } from '../db/knex.ts';
+import { coalesce } from './shared/coalesce.ts';
 
 const FLUSH_MS = 250;
 /** Expired rows are deleted this often (rows of keys nobody uses any more). */
@@ -35,8 +36,6 @@ export const slackOf = (limit: number) => Math.floor(limit / 50);
 
 export class SharedCounters {
   private readonly entries = new Map<string, Entry>();
-  private running: Promise<void> | null = null;
-  private queued: Promise<void> | null = null;
   private failing = false;
   private lastPurge = 0;
   private readonly timer: NodeJS.Timeout;
@@ -104,21 +103,7 @@ export class SharedCounters {
   }
 
   /** One statement for every key with news; coalesced: callers during a flush share the next. */
-  flush(): Promise<void> {
-    if (!this.running) {
-      this.running = this.write().finally(() => {
-        this.running = null;
-      });
-      return this.running;
-    }
-    this.queued ??= this.running
-      .catch(() => undefined)
-      .then(() => {
-        this.queued = null;
-        return this.flush();
-      });
-    return this.queued;
-  }
+  readonly flush: () => Promise<void> = coalesce(() => this.write());
 
   private async write(): Promise<void> {
     const now = this.clock.now().getTime();

@@ -6,33 +6,17 @@
 // Requests share that read: one runs at a time and those that arrive meanwhile take the next one,
 // so under load it is one small statement per round trip, not one per request.
 import type { Db } from '../../db/knex.ts';
+import { coalesce } from '../shared/coalesce.ts';
 
 /** Entries kept at most; the oldest go first (a Map iterates in insertion order). */
 const MAX_ENTRIES = 10_000;
 
 export class VersionedCache<T> {
   private readonly entries = new Map<string, { version: string; value: T }>();
-  private running: Promise<string> | null = null;
-  private queued: Promise<string> | null = null;
-
   constructor(private readonly db: Db) {}
 
   /** The auth version, read by a statement that started after this call. */
-  version(): Promise<string> {
-    if (!this.running) {
-      this.running = this.read().finally(() => {
-        this.running = null;
-      });
-      return this.running;
-    }
-    this.queued ??= this.running
-      .catch(() => undefined)
-      .then(() => {
-        this.queued = null;
-        return this.version();
-      });
-    return this.queued;
-  }
+  readonly version: () => Promise<string> = coalesce(() => this.read());
 
   private async read(): Promise<string> {
     const { rows } = await this.db.raw('SELECT version FROM auth_version WHERE id = 1');
