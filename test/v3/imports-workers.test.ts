@@ -1,7 +1,6 @@
 // An import's processing attempt run by `npm run worker` processes: a worker killed with SIGKILL
 // in the middle applies nothing twice and loses nothing once another worker starts.
-import { spawn, type ChildProcess } from 'node:child_process';
-import path from 'node:path';
+import type { ChildProcess } from 'node:child_process';
 import { suite } from 'uvu';
 import * as assert from 'uvu/assert';
 import { DAY } from '../../src/clock.ts';
@@ -9,38 +8,20 @@ import { newKey } from '../helpers/app.ts';
 import { bootFiles, type FilesBoot } from '../helpers/files.ts';
 import { allItems, waitFor } from '../helpers/operations.ts';
 import { catalog, createImport, I } from '../helpers/imports.ts';
+import { exited, workerProcess } from '../helpers/workers.ts';
 
-const root = path.resolve(import.meta.dirname, '../..');
 // The server under test and its worker processes share one secrets key, as every process of one
 // database must (a worker with another key refuses to start: spec/DECISIONS.md).
 const SECRETS_KEY = 'imports-workers-test-key';
 const N = 300;
 
 function startWorker(b: FilesBoot, slowMs = 0): ChildProcess {
-  const env: NodeJS.ProcessEnv = {
-    ...process.env,
-    DATABASE_URL: b.database.url,
-    FILES_DIR: b.filesDir,
-    LOG_LEVEL: process.env.DEBUG_WORKERS ?? 'silent',
-    SECRETS_KEY,
-    SLOW_GRANT_MS: String(slowMs),
-  };
-  if (b.database.schema) env.DATABASE_SCHEMA = b.database.schema;
-  const preload = slowMs ? ['--import', './test/helpers/slow-grants.ts'] : [];
-  const child = spawn(process.execPath, ['--import', 'tsx', ...preload, 'src/worker.ts'], {
-    cwd: root,
-    env,
-    stdio: process.env.DEBUG_WORKERS ? 'inherit' : 'ignore',
+  return workerProcess(b.database, {
+    secretsKey: SECRETS_KEY,
+    env: { FILES_DIR: b.filesDir, SLOW_GRANT_MS: String(slowMs) },
+    preload: slowMs ? './test/helpers/slow-grants.ts' : undefined,
   });
-  if (process.env.DEBUG_WORKERS) child.on('exit', (c, s) => console.log('worker exit', c, s));
-  return child;
 }
-
-const exited = (p: ChildProcess) =>
-  new Promise<number | null>((resolve) => {
-    if (p.exitCode !== null || p.signalCode !== null) resolve(p.exitCode);
-    else p.once('exit', (code) => resolve(code));
-  });
 
 /** Waits until the worker has applied some rows (read from the table: GETs write audit rows). */
 async function someApplied(b: FilesBoot, importId: string) {

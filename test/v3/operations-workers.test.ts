@@ -1,15 +1,14 @@
 // Operations run by `npm run worker` processes: a worker killed with SIGKILL mid-batch loses
 // nothing and applies nothing twice once another starts; SIGTERM finishes or releases the current
 // chunk and exits 0; on PostgreSQL two workers share one batch without running an item twice.
-import { spawn, type ChildProcess } from 'node:child_process';
-import path from 'node:path';
+import type { ChildProcess } from 'node:child_process';
 import { suite } from 'uvu';
 import * as assert from 'uvu/assert';
 import { transaction } from '../../src/db/tx.ts';
 import { boot as bootApp, type Booted } from '../helpers/app.ts';
 import { allItems, submit, waitFor } from '../helpers/operations.ts';
+import { exited, workerProcess } from '../helpers/workers.ts';
 
-const root = path.resolve(import.meta.dirname, '../..');
 const pg = Boolean(process.env.TEST_DATABASE_URL);
 
 // The server under test and its worker processes share one secrets key, as every process of one
@@ -19,27 +18,12 @@ const boot = () => bootApp({ env: { SECRETS_KEY } });
 
 /** A `npm run worker` process; `slowMs` makes each item that much slower (to stop it mid-batch). */
 function startWorker(b: Booted, slowMs = 0): ChildProcess {
-  const env: NodeJS.ProcessEnv = {
-    ...process.env,
-    DATABASE_URL: b.database.url,
-    LOG_LEVEL: 'silent',
-    SECRETS_KEY,
-    SLOW_ITEM_MS: String(slowMs),
-  };
-  if (b.database.schema) env.DATABASE_SCHEMA = b.database.schema;
-  const preload = slowMs ? ['--import', './test/helpers/slow-items.ts'] : [];
-  return spawn(process.execPath, ['--import', 'tsx', ...preload, 'src/worker.ts'], {
-    cwd: root,
-    env,
-    stdio: 'ignore',
+  return workerProcess(b.database, {
+    secretsKey: SECRETS_KEY,
+    env: { SLOW_ITEM_MS: String(slowMs) },
+    preload: slowMs ? './test/helpers/slow-items.ts' : undefined,
   });
 }
-
-const exited = (p: ChildProcess) =>
-  new Promise<number | null>((resolve) => {
-    if (p.exitCode !== null || p.signalCode !== null) resolve(p.exitCode);
-    else p.once('exit', (code) => resolve(code));
-  });
 
 const rows = (n: number, tag: string) =>
   Array.from({ length: n }, (_, i) => ({

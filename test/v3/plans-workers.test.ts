@@ -1,39 +1,23 @@
 // A plan's application run by `npm run worker` processes: a worker killed with SIGKILL mid-way
 // applies every change exactly once after a restart (each item's effect and its key commit with
 // its status).
-import { spawn, type ChildProcess } from 'node:child_process';
-import path from 'node:path';
+import type { ChildProcess } from 'node:child_process';
 import { suite } from 'uvu';
 import * as assert from 'uvu/assert';
 import { boot as bootApp, newKey } from '../helpers/app.ts';
 import { allItems, waitFor } from '../helpers/operations.ts';
+import { exited, workerProcess } from '../helpers/workers.ts';
 
-const root = path.resolve(import.meta.dirname, '../..');
 // The server and its workers share one secrets key, as every process of one database must.
 const SECRETS_KEY = 'plans-workers-test-key';
 
 function startWorker(b: Awaited<ReturnType<typeof bootApp>>, slowMs = 0): ChildProcess {
-  const env: NodeJS.ProcessEnv = {
-    ...process.env,
-    DATABASE_URL: b.database.url,
-    LOG_LEVEL: 'silent',
-    SECRETS_KEY,
-    SLOW_ITEM_MS: String(slowMs),
-  };
-  if (b.database.schema) env.DATABASE_SCHEMA = b.database.schema;
-  const preload = slowMs ? ['--import', './test/helpers/slow-plans.ts'] : [];
-  return spawn(process.execPath, ['--import', 'tsx', ...preload, 'src/worker.ts'], {
-    cwd: root,
-    env,
-    stdio: 'ignore',
+  return workerProcess(b.database, {
+    secretsKey: SECRETS_KEY,
+    env: { SLOW_ITEM_MS: String(slowMs) },
+    preload: slowMs ? './test/helpers/slow-plans.ts' : undefined,
   });
 }
-
-const exited = (p: ChildProcess) =>
-  new Promise<number | null>((resolve) => {
-    if (p.exitCode !== null || p.signalCode !== null) resolve(p.exitCode);
-    else p.once('exit', (code) => resolve(code));
-  });
 
 const t = suite('plans in worker processes');
 
