@@ -4,8 +4,6 @@
 import './node-version.ts'; // first: before anything native loads
 import net from 'node:net';
 import { loadConfig, type Config } from './config.ts';
-import { createApp } from './app.ts';
-import { bootstrapDemo } from './cli/bootstrap.ts';
 import { holdSqliteLock } from './db/process-lock.ts';
 import { startOrExit } from './startup.ts';
 import { loadEnvFile } from './env-file.ts';
@@ -38,6 +36,10 @@ const { app, port } = await startOrExit(
       config = loadConfig({ ...process.env, PORT: String(await freePort(config.host)) });
     }
     holdSqliteLock(config.databaseUrl, 'server');
+    // The app's module graph loads only once the configuration is known to work: a variable
+    // that cannot work is reported in well under a second, not after loading every module.
+    const { createApp } = await import('./app.ts');
+    const { bootstrapDemo } = await import('./cli/bootstrap.ts');
     const app = await createApp(config);
     await bootstrapDemo(app.services.accounts, app.logger, config);
     const port = await app.listen();

@@ -4,25 +4,27 @@
 import './node-version.ts'; // first: before anything native loads
 import { systemClock } from './clock.ts';
 import { loadConfig, type Config } from './config.ts';
-import { createDb } from './db/knex.ts';
-import { migrate } from './db/migrate.ts';
-import { closeSideConnections } from './db/reader.ts';
-import { createLogger } from './log.ts';
-import { createServices } from './services.ts';
-import { startWorkers } from './tasks/index.ts';
-import { serveMetrics } from './http/metrics.ts';
 import { holdSqliteLock } from './db/process-lock.ts';
 import { startOrExit } from './startup.ts';
 import { loadEnvFile } from './env-file.ts';
 
 let seen: Config | undefined;
-const { config, logger, db, services, metrics } = await startOrExit(
+const { config, logger, db, services, metrics, closeSideConnections } = await startOrExit(
   'npm run worker',
   () => ({ host: seen?.host, port: seen?.metricsPort, databaseUrl: seen?.databaseUrl }),
   async () => {
     loadEnvFile();
     const config = (seen = loadConfig());
     holdSqliteLock(config.databaseUrl, 'worker');
+    // The module graph loads only once the configuration is known to work (a bad variable is
+    // reported in well under a second).
+    const { createDb } = await import('./db/knex.ts');
+    const { migrate } = await import('./db/migrate.ts');
+    const { createLogger } = await import('./log.ts');
+    const { createServices } = await import('./services.ts');
+    const { startWorkers } = await import('./tasks/index.ts');
+    const { serveMetrics } = await import('./http/metrics.ts');
+    const { closeSideConnections } = await import('./db/reader.ts');
     const logger = createLogger(config.logLevel, undefined, config.logFormat);
     const db = createDb(config.databaseUrl, {
       schema: config.databaseSchema,
@@ -36,7 +38,7 @@ const { config, logger, db, services, metrics } = await startOrExit(
       config.metricsPort === undefined
         ? undefined
         : await serveMetrics(services.metrics, config.metricsPort, config.host);
-    return { config, logger, db, services, metrics };
+    return { config, logger, db, services, metrics, closeSideConnections };
   },
 );
 // Handlers first, the 'worker running' line after: a SIGTERM before process.on() would kill the
