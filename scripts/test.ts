@@ -7,6 +7,12 @@
 // slowest files are listed at the end of each pass. Timings are kept between runs to balance the
 // shards.
 //
+// A file whose header has the line `// engine: any` runs in the SQLite pass only: it never opens
+// the test database (contract, mock, unit and process suites on their own files), so a second
+// pass on PostgreSQL would test nothing new. test/timings.json holds the files' times from a
+// recent whole run (`npm test -- --save-timings` rewrites it) so that a clean clone balances its
+// shards as well as a machine that has run the suite before.
+//
 //   npm test                     every suite
 //   npm test -- users            suites whose path matches (a regular expression, as uvu reads it)
 //   npm test -- --watch [users]  run again whenever src/ or test/ changes
@@ -31,6 +37,7 @@ const root = path.resolve(import.meta.dirname, '..');
 const testDir = path.join(root, 'test');
 const uvuBin = path.join(root, 'node_modules', 'uvu', 'bin.js');
 const timingsFile = path.join(root, 'node_modules', '.cache', 'school-test-times.json');
+const committedTimings = path.join(testDir, 'timings.json');
 const jobs = Math.max(1, Number(process.env.TEST_JOBS) || os.availableParallelism());
 
 function testFiles(pattern: RegExp): string[] {
@@ -46,18 +53,35 @@ function testFiles(pattern: RegExp): string[] {
   return found.sort();
 }
 
-function readTimings(): Record<string, number> {
+function readJson(file: string): Record<string, number> {
   try {
-    return JSON.parse(fs.readFileSync(timingsFile, 'utf8'));
+    return JSON.parse(fs.readFileSync(file, 'utf8'));
   } catch {
     return {};
   }
 }
 
-function writeTimings(runs: FileRun[]): void {
-  const all = { ...readTimings(), ...Object.fromEntries(runs.map((r) => [r.name, r.ms])) };
+/** This machine's last times, over the committed ones. */
+const readTimings = () => ({ ...readJson(committedTimings), ...readJson(timingsFile) });
+
+/** Files that never open the test database: `// engine: any` among their first lines. */
+function engineIndependent(name: string): boolean {
+  const head = fs.readFileSync(path.join(testDir, name), 'utf8').split('\n', 30);
+  return head.some((line) => line.trim() === '// engine: any');
+}
+
+function writeTimings(runs: FileRun[], save: boolean): void {
+  const times = Object.fromEntries(runs.map((r) => [r.name, Math.round(r.ms)]));
   fs.mkdirSync(path.dirname(timingsFile), { recursive: true });
-  fs.writeFileSync(timingsFile, JSON.stringify(all));
+  fs.writeFileSync(timingsFile, JSON.stringify({ ...readJson(timingsFile), ...times }));
+  if (!save) return;
+  const all = { ...readJson(committedTimings), ...times };
+  const sorted = Object.fromEntries(
+    Object.keys(all)
+      .sort()
+      .map((k) => [k, all[k]]),
+  );
+  fs.writeFileSync(committedTimings, JSON.stringify(sorted, null, 2) + '\n');
 }
 
 const escape = (s: string) => s.replace(/[.*+?^${}()|[\]\\]/g, '\\$&');
@@ -139,7 +163,7 @@ async function runPass(label: string, env: NodeJS.ProcessEnv, files: string[]): 
   }
   const results = await Promise.all(bins.map((b) => runShard(b.files, env)));
   const runs = results.flatMap((r) => r.runs);
-  writeTimings(runs);
+  writeTimings(runs, saveTimings && label === 'SQLite');
   const slowest = [...runs].sort((a, b) => b.ms - a.ms).slice(0, 8);
   console.log(`\n${label}: slowest files`);
   for (const r of slowest) console.log(`  ${(r.ms / 1000).toFixed(1).padStart(6)} s  ${r.name}`);
@@ -165,7 +189,13 @@ function total(tallies: Tally[]): Tally {
 async function runAll(files: string[]): Promise<Tally> {
   const { TEST_DATABASE_URL, ...sqliteEnv } = process.env;
   const tallies = [await runPass('SQLite', sqliteEnv, files)];
-  if (TEST_DATABASE_URL) tallies.push(await runPass('PostgreSQL', process.env, files));
+  const pgFiles = files.filter((f) => !engineIndependent(f));
+  if (TEST_DATABASE_URL && pgFiles.length < files.length)
+    console.log(
+      `\n${files.length - pgFiles.length} files never open the database: SQLite pass only.`,
+    );
+  if (TEST_DATABASE_URL && pgFiles.length)
+    tallies.push(await runPass('PostgreSQL', process.env, pgFiles));
   else console.log('\nTEST_DATABASE_URL is not set: the PostgreSQL pass was skipped.');
   const sum = total(tallies);
   console.log(
@@ -176,6 +206,7 @@ async function runAll(files: string[]): Promise<Tally> {
 
 const args = process.argv.slice(2);
 const watch = args.includes('--watch');
+const saveTimings = args.includes('--save-timings');
 const filter = args.find((a) => !a.startsWith('--'));
 const files = testFiles(new RegExp(filter ?? '.', 'i'));
 if (!files.length) {

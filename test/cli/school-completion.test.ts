@@ -1,3 +1,4 @@
+// engine: any
 // `npx school` (the package's bin, no npm banner) and `school completion bash|zsh`.
 import { execFileSync, spawnSync } from 'node:child_process';
 import path from 'node:path';

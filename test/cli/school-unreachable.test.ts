@@ -1,3 +1,4 @@
+// engine: any
 // The school CLI's "server down" reads one way, whichever command met it: the URL it tried and
 // how to change it (not "fetch failed", a bare ECONNREFUSED, or "cannot reach ... : <library text>").
 import fs from 'node:fs';

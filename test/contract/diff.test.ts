@@ -1,3 +1,4 @@
+// engine: any
 import { test } from 'uvu';
 import * as assert from 'uvu/assert';
 import { spawnSync } from 'node:child_process';

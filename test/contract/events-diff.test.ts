@@ -1,3 +1,4 @@
+// engine: any
 // Published event schemas in the contract: the catalog (spec/events) becomes the document's
 // `webhooks` section, release snapshots carry it, and `contract:diff` treats any change to a
 // published type and version as breaking (a new version is how a shape changes).

@@ -1,3 +1,4 @@
+// engine: any
 // `npm run release -- <version>` and `npm run contract:diff -- --format markdown`, run as
 // processes on copies of a spec/ tree in a temporary folder (never on the repository's own).
 import { test } from 'uvu';

@@ -1,3 +1,4 @@
+// engine: any
 // The status rule (src/contract/statuses.ts): every v3 operation declares every status it can
 // answer, derived from what it is; the check names each missing operation and status, and
 // `--fix` writes them in as one-line references to shared responses, leaving the rest as it was.

@@ -1,3 +1,4 @@
+// engine: any
 // The README's start, run as written: its command blocks under "## Start" go through bash against
 // a fresh database (only `npm ci` is skipped, and port 3000 becomes a free one), and what they
 // print is checked. A README whose first five minutes do not work fails here.

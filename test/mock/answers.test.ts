@@ -1,3 +1,4 @@
+// engine: any
 // What the mock answers on the working contract, beyond the success examples: `Prefer: code=` a
 // status the operation does not declare is an error (never a silent 2xx), every declared error
 // status says a code of that status, and lists hold generated items, the same for the same path.

@@ -1,3 +1,4 @@
+// engine: any
 // The mock on the working contract (spec/openapi.yaml), in process: every v3 operation answers
 // its success status with a body the test suite's contract checker accepts, and requests are
 // refused as the real server refuses them.

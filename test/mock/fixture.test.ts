@@ -1,3 +1,4 @@
+// engine: any
 // `npm run mock -- --spec FILE --port 0` as a process, on a fixture contract whose operations
 // have no handler anywhere in the code base: they are served from the document alone.
 import { spawn, type ChildProcess } from 'node:child_process';

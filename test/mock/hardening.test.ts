@@ -1,3 +1,4 @@
+// engine: any
 // The mock promises the real server's request checks: the same answers where the real server was
 // hardened (undecodable path values, bodies sent to operations that take none, clients that hang
 // up), never a 500 with a stack on the console.

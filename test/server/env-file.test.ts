@@ -1,3 +1,4 @@
+// engine: any
 // `.env` files (node --env-file semantics: the environment wins) and LOG_FORMAT, through the real
 // `npm start` process.
 import fs from 'node:fs';

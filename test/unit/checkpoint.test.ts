@@ -1,3 +1,4 @@
+// engine: any
 // SQLite WAL checkpoints run in a worker thread (src/db/checkpoint.ts), never inside a request's
 // commit: the writer's automatic checkpoint is off, and committed frames still reach the database
 // file, past the threshold at once and below it within a second.

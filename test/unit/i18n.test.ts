@@ -1,3 +1,4 @@
+// engine: any
 import { test } from 'uvu';
 import * as assert from 'uvu/assert';
 import { ERROR_STATUS, type ErrorCode } from '../../src/errors.ts';

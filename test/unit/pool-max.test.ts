@@ -1,3 +1,4 @@
+// engine: any
 // DATABASE_POOL_MAX reaches the PostgreSQL pool (no connection is opened here).
 import { suite } from 'uvu';
 import * as assert from 'uvu/assert';

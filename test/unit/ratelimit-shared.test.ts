@@ -1,3 +1,4 @@
+// engine: any
 // The shared rate-limit counters (src/domain/ratelimit-shared.ts) against a table kept in memory
 // that answers their one statement as PostgreSQL would: the bound across instances, exactness
 // for one instance, and failing closed while the table cannot be written.

@@ -1,3 +1,4 @@
+// engine: any
 // The SQLite read cache (src/db/reader.ts): credential rows kept across this process's commits
 // that did not write them, and dropped when anyone else's commit could have changed them.
 // "Another process" is a real one (node with better-sqlite3), as the admin CLI would be.

@@ -1,3 +1,4 @@
+// engine: any
 // SQLite transactions are group-committed (src/db/sqlite-transactions.ts): jobs waiting together
 // share one COMMIT, each in its own savepoint. What callers rely on: a result is announced only
 // once it is committed, a failing job takes nothing else with it, and when the group cannot commit

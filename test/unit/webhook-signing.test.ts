@@ -1,3 +1,4 @@
+// engine: any
 // Webhook signing: each delivery carries one Standard Webhooks signature per active secret, each
 // verifiable on its own with the standardwebhooks package; new secrets are 32 random bytes.
 import { test } from 'uvu';

@@ -1,3 +1,4 @@
+// engine: any
 // Which webhook URLs registration refuses, and what it says: each rule alone (a URL that breaks
 // only that one), with the detail a client gets.
 import { test } from 'uvu';

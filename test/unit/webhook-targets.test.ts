@@ -1,3 +1,4 @@
+// engine: any
 // The pure parts of webhook delivery: which addresses count as private, which URLs may be
 // registered, and how a response excerpt is masked and cut.
 import { test } from 'uvu';
