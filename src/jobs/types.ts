@@ -46,7 +46,10 @@ export type JobEngineStatus = 'idle' | 'running' | 'down' | 'stopped';
 
 /**
  * Thrown by a task that stopped before its work was done because the worker is stopping: the job
- * is released (no attempt used up) and runs again later, where it left off.
+ * runs again later, where it left off. On SQLite it is released with no attempt used up. On
+ * PostgreSQL graphile-worker has no release: it records a failed attempt and retries after its
+ * backoff (seconds for the first few); what the task did is committed, so nothing is lost or
+ * repeated, only an attempt of the job's budget is spent.
  */
 export class JobReleased extends Error {
   constructor() {
