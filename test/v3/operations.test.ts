@@ -73,6 +73,13 @@ t('rejections: key, type, permissions, size, duplicates, payloads', async ({ b }
   const unknown = await submit(b, 'users.explode', [item]);
   assert.is(unknown.status, 422);
   assert.is(unknown.body.error.code, 'operation_type_unknown');
+  // The detail names what a client may submit, never the internal types (resets, replays).
+  const named = unknown.body.error.details[0].message.split(', ');
+  assert.ok(named.includes('users.upsert'), named.join());
+  for (const internal of ['sandbox.reset', 'sandbox.scenario', 'webhook.replay', 'plan.apply'])
+    assert.not.ok(named.includes(internal), internal);
+  const internal = await submit(b, 'sandbox.reset', [{ key: 'r', payload: {} }]);
+  assert.equal([internal.status, internal.body.error.code], [422, 'operation_type_unknown']);
 
   const manageOnly = await credentialWith(b, ['operations.manage']);
   const denied = await submit(b, 'users.upsert', [item], { secret: manageOnly.secret });

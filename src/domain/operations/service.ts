@@ -54,6 +54,10 @@ export class OperationsService {
     return op;
   }
 
+  private publicTypes(): string[] {
+    return Object.keys(this.types).filter((name) => !this.types[name]!.internal);
+  }
+
   async createBatch(
     auth: AuthContext,
     input: BatchInput,
@@ -64,7 +68,8 @@ export class OperationsService {
     if (!type || type.internal) {
       throw new AppError('operation_type_unknown', {
         details: [
-          { field: 'type', code: 'invalid_value', message: Object.keys(this.types).join(', ') },
+          // The types a client may submit; the internal ones (resets, replays) are not its to name.
+          { field: 'type', code: 'invalid_value', message: this.publicTypes().join(', ') },
         ],
       });
     }
