@@ -20,7 +20,7 @@ export const modules = {
   },
   webhooks: {
     mutate: ['src/domain/webhooks/targets.ts', 'src/domain/webhooks/signature.ts'],
-    tests: 'unit/webhook-(targets|signing|target-urls)\\.test\\.ts$',
+    tests: 'unit/webhook-(targets|signing|target-urls|embedded-ipv4)\\.test\\.ts$',
     postgres: false,
   },
   input: {

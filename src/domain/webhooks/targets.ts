@@ -41,7 +41,7 @@ for (const [prefix, bits] of [
 
 /** The eight 16-bit groups of an IPv6 address (`::` expanded, a dotted IPv4 tail split). */
 function groups(address: string): number[] | null {
-  let text = address.toLowerCase();
+  let text = address; // parseInt reads hex digits in either case
   const tail = /^(.*:)(\d+\.\d+\.\d+\.\d+)$/.exec(text);
   if (tail) {
     if (!net.isIPv4(tail[2]!)) return null;
