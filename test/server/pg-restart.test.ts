@@ -48,6 +48,7 @@ interface Ctx {
   worker: Proc;
   api: Api;
   secret: string;
+  legacyKey: string;
   sse: SseConnection;
   hooks: { got: string[]; url: string; close(): void };
 }
@@ -117,6 +118,7 @@ t.before(async () => {
   await ctx.worker.waitFor((j) => j.msg === 'worker running');
   const demo = instance.lines.find((l) => l.json?.demo_bootstrap)!.json;
   ctx.secret = demo.v3_credential_secret;
+  ctx.legacyKey = demo.legacy_api_key;
   ctx.api = makeClient(ctx.instance.url, ctx.secret, new ContractChecker(loadSpec()));
 });
 
@@ -188,6 +190,19 @@ for (const mode of ['fast', 'immediate'] as const)
       assert.is(write.status, 503, write.body);
       assert.ok(UNAVAILABLE.includes(JSON.parse(write.body).error.code), write.body);
       assert.ok(write.ms < 10_000, `POST took ${write.ms} ms`);
+      // The legacy generations and the OAuth token endpoint say the same, in their envelopes.
+      const v1 = await timed(instance.url + '/api/v1/usuario', {
+        headers: { authorization: ctx.legacyKey },
+      });
+      assert.is(v1.status, 503, v1.body);
+      assert.is(JSON.parse(v1.body).code, 503);
+      const token = await timed(instance.url + '/oauth/token', {
+        method: 'POST',
+        headers: { 'content-type': 'application/x-www-form-urlencoded' },
+        body: 'grant_type=refresh_token&refresh_token=rt_1&client_id=service-cli',
+      });
+      assert.is(token.status, 503, token.body);
+      assert.is(JSON.parse(token.body).error, 'temporarily_unavailable');
       // Long enough for every reconnect loop to fail a few times.
       await new Promise((r) => setTimeout(r, 2_000));
     } finally {
