@@ -76,6 +76,7 @@ export async function createApp(config: Config, options: AppOptions = {}) {
     createDb(config.databaseUrl, {
       schema: config.databaseSchema,
       poolMax: config.databasePoolMax,
+      sessionUrl: config.databaseSessionUrl,
     });
   await migrate(db);
   const spec = options.spec ?? loadSpec();

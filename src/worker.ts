@@ -27,6 +27,7 @@ const { config, logger, db, services, metrics } = await startOrExit(
     const db = createDb(config.databaseUrl, {
       schema: config.databaseSchema,
       poolMax: config.databasePoolMax,
+      sessionUrl: config.databaseSessionUrl,
     });
     await migrate(db);
     const services = await createServices({ config, db, clock: systemClock, logger });
