@@ -21,6 +21,8 @@
 //                 PostgreSQL)
 // and once per run (not per round), each in its own process:
 //   7. webhooks   bench/webhooks.ts: event-to-delivery latency and deliveries/s to a local receiver
+//   7b. streams   bench/streams.ts: events/s fanned out to 20 open streams of one account, with
+//                 commit-to-arrival p50/p99, SQLite (and PostgreSQL)
 //   8. v1pages    bench/v1-pages.ts: GET /api/v1/usuario walked over 100,000 students, last page
 //                 against first
 //   9. audit      bench/audit-bytes.ts: bytes of audit trail kept per request
@@ -48,7 +50,7 @@
 //   BENCH_WARMUP            warm-up seconds per load phase, not measured (default 2)
 //   BENCH_BATCHES           measured batches per round and engine, after one warm-up batch (default 3)
 //   BENCH_JOBS              jobs per round and engine in the jobs phase, after 20 warm-up (default 200)
-//   BENCH_ONLY              comma-separated subset of: routing, webhooks, v1pages, files, reference (= reference-get,
+//   BENCH_ONLY              comma-separated subset of: routing, webhooks, streams, v1pages, files, reference (= reference-get,
 //                           reference-post and reference-post-durable), reference-get, get, reference-post,
 //                           reference-post-durable, post, batch, jobs,
 //                           audit, imports, plans, pg-reference (= pg-reference-get and pg-reference-post),
@@ -112,6 +114,7 @@ const PHASES = [
   'batch',
   'jobs',
   'webhooks',
+  'streams',
   'v1pages',
   'audit',
   'files',
@@ -122,7 +125,7 @@ type PhaseName = (typeof PHASES)[number];
 const ONLY = new Set<PhaseName>(
   (
     process.env.BENCH_ONLY ||
-    'routing,reference,get,post,pg-reference,pg-get,pg-post,batch,jobs,webhooks,v1pages,audit,files,imports,plans'
+    'routing,reference,get,post,pg-reference,pg-get,pg-post,batch,jobs,webhooks,streams,v1pages,audit,files,imports,plans'
   )
     .split(',')
     .map((s) => s.trim())
@@ -984,6 +987,28 @@ async function extras(): Promise<string[][]> {
     }
     console.log(
       '\nWebhooks (bench/webhooks.ts): event-to-delivery latency, then a burst of 1,000 events to one endpoint',
+    );
+    console.log(table(rows));
+  }
+  if (ONLY.has('streams')) {
+    const rows: string[][] = [
+      ['engine', 'streams', 'events', 'events/s at every stream', 'recorded/s', 'p50 ms', 'p99 ms'],
+    ];
+    for (const e of ENGINES) {
+      process.stderr.write(`  streams (${engineName(e)}): 20 streams of one account...\n`);
+      const r = await childJson('streams.ts', [where(e), '1000']);
+      rows.push([
+        engineName(e),
+        fmt(r.streams),
+        fmt(r.events),
+        fmt(r.eventsPerSecond),
+        fmt(r.recordedPerSecond),
+        fmt(r.p50, 2),
+        fmt(r.p99, 2),
+      ]);
+    }
+    console.log(
+      '\nEvent streams (bench/streams.ts): 1,000 events recorded 10 a transaction, fanned out to 20 open streams of one account (commit to arrival)',
     );
     console.log(table(rows));
   }
