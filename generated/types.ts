@@ -5132,7 +5132,7 @@ export interface components {
                 "application/json": components["schemas"]["Error"];
             };
         };
-        /** @description The rate limiter, the audit trail or the credential store could not be reached (`rate_limiter_unavailable`, `audit_unavailable`, `credential_state_unverifiable`); retry later. */
+        /** @description The rate limiter, the audit trail, the credential store or the database could not be reached (`rate_limiter_unavailable`, `audit_unavailable`, `credential_state_unverifiable`, `database_unavailable`); retry later. */
         ServiceUnavailable: {
             headers: {
                 [name: string]: unknown;

@@ -46,6 +46,7 @@ import { fileHandlers } from './http/v3/handlers/files.ts';
 import { storageRoutes } from './http/storage.ts';
 import { listen } from './http/listen.ts';
 import { landingRoute } from './http/landing.ts';
+import { isConnectionLoss } from './db/pg-errors.ts';
 
 export interface AppOptions {
   clock?: Clock;
@@ -75,6 +76,7 @@ export async function createApp(config: Config, options: AppOptions = {}) {
     createDb(config.databaseUrl, {
       schema: config.databaseSchema,
       poolMax: config.databasePoolMax,
+      sessionUrl: config.databaseSessionUrl,
     });
   await migrate(db);
   const spec = options.spec ?? loadSpec();
@@ -124,6 +126,8 @@ export async function createApp(config: Config, options: AppOptions = {}) {
     const log = requestLog(ctx, logger);
     if (ctx?.state.clientClosed || (code && CLIENT_GONE.has(code)))
       return log.info({ code }, 'client closed the request');
+    // Expected while the database restarts: the answer is 503, the line a warning without a stack.
+    if (isConnectionLoss(err)) return log.warn({ err: String(err) }, 'database unavailable');
     log.error({ err }, 'unhandled error');
   };
   koa.on('error', (err, ctx) => onError(err, ctx));

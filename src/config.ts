@@ -10,6 +10,8 @@ export interface Config {
   databaseSchema: string | undefined;
   /** PostgreSQL: connections of each process's pool (DATABASE_POOL_MAX); SQLite has one. */
   databasePoolMax: number;
+  /** PostgreSQL behind a transaction pooler: a direct (session) URL for LISTEN and the job queue. */
+  databaseSessionUrl: string | undefined;
   publicBaseUrl: string;
   filesDir: string;
   /** s3://bucket?endpoint=...&region=...: files in S3-compatible storage; unset: FILES_DIR. */
@@ -91,6 +93,15 @@ function databaseUrl(value: string | undefined): string {
   );
 }
 
+function sessionUrl(value: string | undefined, dbUrl: string): string | undefined {
+  if (!value) return undefined;
+  if (!/^postgres(ql)?:\/\/.+/.test(value))
+    throw new ConfigError('DATABASE_SESSION_URL', 'is not a postgres:// URL');
+  if (!/^postgres(ql)?:\/\//.test(dbUrl))
+    throw new ConfigError('DATABASE_SESSION_URL', 'applies only when DATABASE_URL is postgres://');
+  return value;
+}
+
 export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
   const host = env.HOST || '127.0.0.1';
   const port = int(env.PORT, 3000, 'PORT');
@@ -102,6 +113,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     databaseUrl: dbUrl,
     databaseSchema: env.DATABASE_SCHEMA || undefined,
     databasePoolMax: positive(env.DATABASE_POOL_MAX, 10, 'DATABASE_POOL_MAX', 1000),
+    databaseSessionUrl: sessionUrl(env.DATABASE_SESSION_URL, dbUrl),
     publicBaseUrl: (env.PUBLIC_BASE_URL || `http://${host}:${port}`).replace(/\/$/, ''),
     filesDir: env.FILES_DIR || path.join(dataDir, 'files'),
     storageUrl: env.STORAGE_URL || undefined,

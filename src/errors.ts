@@ -53,6 +53,7 @@ export const ERROR_STATUS = {
   state_conflict: 409,
   upload_integrity_mismatch: 422,
   storage_unavailable: 503,
+  database_unavailable: 503,
   sandbox_only: 403,
   production_only: 403,
   replica_readonly: 403,

@@ -29,6 +29,7 @@ const { config, logger, db, services, metrics, closeSideConnections } = await st
     const db = createDb(config.databaseUrl, {
       schema: config.databaseSchema,
       poolMax: config.databasePoolMax,
+      sessionUrl: config.databaseSessionUrl,
     });
     await migrate(db);
     const services = await createServices({ config, db, clock: systemClock, logger });

@@ -118,6 +118,7 @@ export async function runAdmin(argv: string[], io: Io = processIo): Promise<numb
       db = createDb(config.databaseUrl, {
         schema: config.databaseSchema,
         poolMax: config.databasePoolMax,
+        sessionUrl: config.databaseSessionUrl,
       });
       // The CLI may run before the server ever did: bring the schema up to date first.
       await migrate(db);

@@ -3,6 +3,7 @@
 import fs from 'node:fs';
 import path from 'node:path';
 import knexFactory, { type Knex } from 'knex';
+import { useSessionUrl } from './pg-connection.ts';
 import { attachSideConnections, hasSideConnections, trackWrites } from './reader.ts';
 
 export { isPostgres, type Db, type Tx } from './engine.ts';
@@ -13,6 +14,8 @@ export interface DbOptions {
   schema?: string;
   /** PostgreSQL only: the pool's connections (DATABASE_POOL_MAX, default 10). */
   poolMax?: number;
+  /** PostgreSQL only: where session connections go (DATABASE_SESSION_URL), when `url` is a pooler. */
+  sessionUrl?: string;
 }
 
 export function isPostgresUrl(url: string): boolean {
@@ -33,7 +36,7 @@ export const knexLog = {
 
 export function createDb(url: string, options: DbOptions = {}): Db {
   if (isPostgresUrl(url)) {
-    return knexFactory({
+    const db = knexFactory({
       client: 'pg',
       log: knexLog,
       connection: url,
@@ -47,6 +50,8 @@ export function createDb(url: string, options: DbOptions = {}): Db {
         },
       },
     });
+    if (options.sessionUrl) useSessionUrl(db, options.sessionUrl);
+    return db;
   }
   if (!url.startsWith('sqlite:')) throw new Error(`Unsupported DATABASE_URL: ${url}`);
   const filename = url.slice('sqlite:'.length);

@@ -3,10 +3,47 @@
 // - Reads outside a transaction use the read connection and its kept rows (src/db/reader.ts).
 // - Everything else runs on the connection knex itself hands out (the transaction's connection
 //   inside one), taken and released through knex's pool, so it stays serialized with knex queries.
-// - On PostgreSQL the same portable `?` SQL goes through knex.
+// - On PostgreSQL the same portable `?` SQL goes through knex, as a named statement: the server
+//   parses and plans it once per connection, not on every call (spec/DECISIONS.md).
+import crypto from 'node:crypto';
 import type Database from 'better-sqlite3';
 import { isPostgres, type Tx } from './engine.ts';
+import { namedStatementsAllowed } from './pg-connection.ts';
 import { readCached } from './reader.ts';
+
+const names = new Map<string, string>();
+let renamed = 0;
+/** A name per SQL text: the same text gets the same name on every connection, until it is stale. */
+function statementName(sql: string): string {
+  let name = names.get(sql);
+  if (!name) {
+    name = 's_' + crypto.createHash('sha1').update(sql).digest('base64url').slice(0, 20);
+    if (names.size < 10_000) names.set(sql, name);
+  }
+  return name;
+}
+
+/**
+ * Errors that say a named statement no longer fits: its plan's result type changed (a migration
+ * added a column to a `SELECT *` table while this connection kept the statement: PostgreSQL then
+ * refuses it on every run), or the server forgot it. The text gets a new name, prepared afresh
+ * on each connection's next call; a statement outside a transaction runs again unnamed at once.
+ */
+const STALE = new Set(['0A000', '26000']);
+
+/** A portable `?` statement on PostgreSQL, named when the pool allows it. */
+async function pgRaw(tx: Tx, sql: string, params: readonly unknown[]): Promise<any> {
+  if (!namedStatementsAllowed(tx)) return tx.raw(sql, params as any[]);
+  try {
+    return await tx.raw(sql, params as any[]).options({ name: statementName(sql) });
+  } catch (err) {
+    // Inside a transaction the failed statement aborted it: nothing to retry here.
+    if (!STALE.has((err as { code?: string }).code ?? '')) throw err;
+    names.set(sql, `${statementName(sql)}_${++renamed}`);
+    if (tx.isTransaction) throw err;
+    return tx.raw(sql, params as any[]);
+  }
+}
 
 /** First row of a portable `?`-parameterized SELECT, or undefined. */
 export async function firstRow<T = Record<string, unknown>>(
@@ -24,7 +61,7 @@ export async function firstRow<T = Record<string, unknown>>(
       (conn) => statement(conn, sql).get(...sqliteParams(params)) as T | undefined,
     );
   }
-  const result = await tx.raw(sql, params as any[]);
+  const result = await pgRaw(tx, sql, params);
   return result.rows[0] as T | undefined;
 }
 
@@ -37,7 +74,7 @@ export async function allRows<T = Record<string, unknown>>(
   sql: string,
   params: readonly unknown[],
 ): Promise<T[]> {
-  if (isPostgres(tx)) return (await tx.raw(sql, params as any[])).rows as T[];
+  if (isPostgres(tx)) return (await pgRaw(tx, sql, params)).rows as T[];
   return onConnection(tx, (conn) => statement(conn, sql).all(...sqliteParams(params)) as T[]);
 }
 
@@ -49,7 +86,7 @@ export function updateSql(table: string, columns: string[], where = 'id = ?'): s
 /** Runs a portable `?`-parameterized write; returns the number of rows changed. */
 export async function execute(tx: Tx, sql: string, params: readonly unknown[]): Promise<number> {
   if (isPostgres(tx)) {
-    const result = await tx.raw(sql, params as any[]);
+    const result = await pgRaw(tx, sql, params);
     return Number(result.rowCount ?? 0);
   }
   return onConnection(tx, (conn) => statement(conn, sql).run(...sqliteParams(params)).changes);

@@ -94,6 +94,7 @@ const EN_US: Record<ErrorCode, string> = {
   state_conflict: 'The request conflicts with the current state of the resource.',
   upload_integrity_mismatch: 'The uploaded file does not match its declared checksum or size.',
   storage_unavailable: 'File storage is unavailable. Try again later.',
+  database_unavailable: 'The database did not answer. Try again later.',
   sandbox_only: 'This operation is only available in the sandbox.',
   production_only: 'This operation is only available in production.',
   replica_readonly: 'This instance is a read-only replica.',
@@ -189,6 +190,7 @@ const PT_BR: Record<ErrorCode, string> = {
   upload_integrity_mismatch:
     'O arquivo enviado não corresponde à soma de verificação ou ao tamanho declarados.',
   storage_unavailable: 'O armazenamento de arquivos está indisponível. Tente novamente mais tarde.',
+  database_unavailable: 'O banco de dados não respondeu. Tente novamente mais tarde.',
   sandbox_only: 'Esta operação só está disponível no sandbox.',
   production_only: 'Esta operação só está disponível em produção.',
   replica_readonly: 'Esta instância é uma réplica somente leitura.',
@@ -287,6 +289,7 @@ const ES_ES: Record<ErrorCode, string> = {
     'El archivo subido no coincide con la suma de comprobación o el tamaño declarados.',
   storage_unavailable:
     'El almacenamiento de archivos no está disponible. Inténtelo de nuevo más tarde.',
+  database_unavailable: 'La base de datos no ha respondido. Inténtelo de nuevo más tarde.',
   sandbox_only: 'Esta operación solo está disponible en el sandbox.',
   production_only: 'Esta operación solo está disponible en producción.',
   replica_readonly: 'Esta instancia es una réplica de solo lectura.',
@@ -386,6 +389,7 @@ const FR_FR: Record<ErrorCode, string> = {
   upload_integrity_mismatch:
     'Le fichier envoyé ne correspond pas à la somme de contrôle ou à la taille déclarées.',
   storage_unavailable: 'Le stockage de fichiers est indisponible. Réessayez plus tard.',
+  database_unavailable: "La base de données n'a pas répondu. Réessayez plus tard.",
   sandbox_only: "Cette opération n'est disponible que dans le bac à sable.",
   production_only: "Cette opération n'est disponible qu'en production.",
   replica_readonly: 'Cette instance est une réplique en lecture seule.',

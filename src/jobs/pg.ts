@@ -3,10 +3,11 @@
 // `run_at`, retries with backoff, and a crontab for the sweeps). Several `npm start` instances
 // and `npm run worker` processes on one database share the work.
 import { Logger, parseCronItems, run, runMigrations, type Runner } from 'graphile-worker';
-import pg from 'pg';
+import type pg from 'pg';
 import type { Db, Tx } from '../db/engine.ts';
 import { pgConnectionConfig } from '../db/pg-connection.ts';
 import type { Logger as Pino } from '../log.ts';
+import { jobQueuePool } from './pg-pool.ts';
 import { newWorkerId } from './worker-id.ts';
 import type { EnqueueOptions, JobEngine, JobEngineStatus, Schedule, TaskList } from './types.ts';
 
@@ -35,7 +36,7 @@ export class PgJobs implements JobEngine {
     private readonly pino: Pino,
   ) {
     this.schema = workerSchema(db);
-    this.pool = new pg.Pool({
+    this.pool = jobQueuePool({
       ...pgConnectionConfig(db),
       max: 6,
       // A process that only enqueues (the admin CLI) may exit while connections idle here.

@@ -8,6 +8,7 @@ import { OAuthError } from './tokens.ts';
 import { duplicated, InvalidCharacters, readForm } from './web.ts';
 import { requestLog } from '../http/common.ts';
 import { ClientClosedRequest } from '../http/body.ts';
+import { isConnectionLoss } from '../db/pg-errors.ts';
 
 export function metadata(issuer: string) {
   return {
@@ -63,6 +64,15 @@ async function token(web: Web, ctx: Context) {
 }
 
 function serverError(web: Web, ctx: Context, err: unknown): OAuthError {
+  // The database away (a restart): 503, as the API answers, and a warning without a stack.
+  if (isConnectionLoss(err)) {
+    requestLog(ctx, web.logger).warn({ err: String(err) }, 'database unavailable');
+    return new OAuthError(
+      'temporarily_unavailable',
+      'The database did not answer. Try again.',
+      503,
+    );
+  }
   requestLog(ctx, web.logger).error({ err }, 'token endpoint failed');
   return new OAuthError('server_error', 'The request could not be completed. Try again.', 500);
 }

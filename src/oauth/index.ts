@@ -19,6 +19,7 @@ import { humanVerifier } from './verifier.ts';
 import { cookieNames, InvalidCharacters, malformedHost, rejectNul } from './web.ts';
 import { requestLog } from '../http/common.ts';
 import { closedByClient } from '../http/body.ts';
+import { isConnectionLoss } from '../db/pg-errors.ts';
 
 export { rotateSigningKey } from './keys.ts';
 
@@ -85,12 +86,15 @@ export async function createOAuth(
     } catch (err) {
       if (closedByClient(ctx, err)) return;
       if (err instanceof InvalidCharacters) return badRequest(ctx, err.description);
-      // Pages never show a stack trace; the log has it (without cookies or form values).
-      requestLog(ctx, logger).error({ err }, 'oauth page failed');
+      // Pages never show a stack trace; the log has it (without cookies or form values). The
+      // database away (a restart) is 503 and a warning.
+      const away = isConnectionLoss(err);
+      if (away) requestLog(ctx, logger).warn({ err: String(err) }, 'database unavailable');
+      else requestLog(ctx, logger).error({ err }, 'oauth page failed');
       const locale = localeOf(ctx);
       renderPage(
         ctx,
-        500,
+        away ? 503 : 500,
         locale,
         'Error',
         '<p class="error">Something went wrong. Try again.</p>',

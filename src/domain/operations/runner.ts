@@ -5,6 +5,7 @@
 // over finds out when it renews, and its chunk rolls back.
 import type { Clock } from '../../clock.ts';
 import { isPostgres, type Db } from '../../db/engine.ts';
+import { whileAway } from '../../db/pg-errors.ts';
 import { transaction } from '../../db/tx.ts';
 import { isAppError } from '../../errors.ts';
 import { errorMessage } from '../../i18n/messages.ts';
@@ -75,9 +76,12 @@ export class OperationRunner {
       await this.items(op.id, op.accountId, op.type, op.attemptNumber, owner, ctx.signal);
     } catch (err) {
       if (err instanceof OwnershipLost) return; // the other attempt records the outcome
-      await transaction(this.db, (tx) => repo.releaseLease(tx, op.id, owner)).catch(
-        () => undefined,
-      );
+      // Released for the job's next try, which claims it again; with the database away, once it
+      // is back (else the operation would wait for its lease to run out and the recovery sweep).
+      await whileAway(() => transaction(this.db, (tx) => repo.releaseLease(tx, op.id, owner)), {
+        maxMs: LEASE_MS,
+        stop: () => ctx.signal.aborted,
+      }).catch(() => undefined);
       throw err;
     }
   }

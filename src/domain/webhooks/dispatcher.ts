@@ -17,6 +17,7 @@
 // test that moved its clock) claims whatever is due, whatever the job queue's own clock says.
 import type { Clock } from '../../clock.ts';
 import type { Db, Tx } from '../../db/engine.ts';
+import { whileAway } from '../../db/pg-errors.ts';
 import { transaction } from '../../db/tx.ts';
 import type { JobEngine } from '../../jobs/types.ts';
 import type { Logger } from '../../log.ts';
@@ -409,8 +410,11 @@ export class WebhookDispatcher {
       // Nobody waits for a slot of this process: the slots may go to the endpoint's next deliveries.
       const handOver = !this.closing && this.waiters.length === 0;
       try {
-        const { next, woken, look } = await transaction(this.db, (tx) =>
-          this.finish(tx, batch, handOver),
+        // The receiver has answered: should the database be away, the outcome waits for it
+        // (while the lease lasts) rather than be lost and the delivery sent again.
+        const { next, woken, look } = await whileAway(
+          () => transaction(this.db, (tx) => this.finish(tx, batch, handOver)),
+          { maxMs: LEASE_MS, stop: () => this.closing },
         );
         // Each finished attempt's slot takes one next claim; the first also wakes what is woken.
         batch.forEach((o, i) =>

@@ -3,6 +3,7 @@
 import type { Context } from 'koa';
 import { AppError, isAppError, type ErrorCode } from '../../errors.ts';
 import { errorMessage, negotiateLocale, type Locale } from '../../i18n/messages.ts';
+import { isConnectionLoss } from '../../db/pg-errors.ts';
 
 export type Generation = 'v1' | 'v2';
 
@@ -12,7 +13,7 @@ export function toLegacyError(err: unknown): AppError {
   const status = (err as { status?: unknown })?.status;
   if ((err as { expose?: unknown })?.expose && typeof status === 'number' && status < 500)
     return new AppError('http_error', { status });
-  return new AppError('internal_error');
+  return new AppError(isConnectionLoss(err) ? 'database_unavailable' : 'internal_error');
 }
 
 /** Codes the legacy generations answer with another status than v3 does. */

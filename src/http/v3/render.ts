@@ -2,9 +2,12 @@
 import type { Context } from 'koa';
 import { AppError, isAppError } from '../../errors.ts';
 import { errorMessage, type Locale } from '../../i18n/messages.ts';
+import { isConnectionLoss } from '../../db/pg-errors.ts';
 
+/** A database that went away is 503 (retry later), not 500: the request may well pass again. */
 export function toAppError(err: unknown): AppError {
-  return isAppError(err) ? err : new AppError('internal_error');
+  if (isAppError(err)) return err;
+  return new AppError(isConnectionLoss(err) ? 'database_unavailable' : 'internal_error');
 }
 
 /** Headers that describe a successful result; an error that replaces one must not keep them. */
