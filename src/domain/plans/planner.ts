@@ -26,7 +26,7 @@ const invalid = (details: ErrorDetail[]) =>
 function exists(state: State, from: PlanType, to: PlanType, id: number): boolean {
   if (to === 'product' && from === 'delivery') return state.productIds.has(id);
   if (to === 'access_schedule') return state.schedules.has(id);
-  if (to === 'tag') return [...state.tagNames.values()].includes(id);
+  if (to === 'tag') return state.tagIds.has(id);
   return state.resources[to].has(id);
 }
 

@@ -32,6 +32,8 @@ export interface State {
   keys: Map<string, number>;
   /** Every tag of the account by lower-case name, those of access schedules included. */
   tagNames: Map<string, number>;
+  /** The ids of those tags: what a delivery may give. */
+  tagIds: Set<number>;
   /** Every access schedule outside the trash (defaults and replicas' included), by id. */
   schedules: Map<number, Schedule>;
   /** Each product's default schedule. */
@@ -212,6 +214,7 @@ export async function loadState(tx: Tx, accountId: number): Promise<State> {
     resources,
     keys: await plansRepo.keys(tx, accountId),
     tagNames,
+    tagIds: new Set(tagNames.values()),
     schedules,
     defaults,
     productIds,
