@@ -322,6 +322,19 @@ t(
 t('prune archives deliveries and trashes schedules; deliveries.archive is needed', async (ctx) => {
   const b = await school(ctx.b);
   await applied(b, (await planned(b, SHOP())).id);
+  // A delivery kept by the manifest cannot grant or give what the prune plan removes.
+  const pulled = (await b.api('GET', '/api/v3/manifest')).body.data;
+  const id = (type: string) => pulled.resources.find((r: any) => r.type === type).id;
+  const kept = pulled.resources.filter((r: any) => !['access_schedule', 'tag'].includes(r.type));
+  const d = kept.find((r: any) => r.type === 'delivery');
+  d.properties.products[0].access_schedule_id = id('access_schedule');
+  d.properties.tag_ids = [id('tag')];
+  const at = `resources.${kept.indexOf(d)}.properties`;
+  assert.equal(await invalid(b, { ...pulled, prune: true, resources: kept }), [
+    `${at}.products.0.access_schedule_id pruned`,
+    `${at}.tag_ids.0 pruned`,
+  ]);
+
   const m = SHOP();
   m.prune = true;
   m.resources = m.resources.filter((r) => r.type !== 'delivery' && r.type !== 'access_schedule');

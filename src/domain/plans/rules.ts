@@ -238,49 +238,50 @@ function externalIds({ typed, desired, existing, state, at }: Planned): ErrorDet
 }
 
 /**
- * A delivery grants each product once, under a schedule of that product (outside the trash once
- * the plan is applied: a pruned schedule is trashed).
+ * A delivery grants each product once, under a schedule of that product; and nothing it grants or
+ * gives once the plan is applied may be what this prune plan deletes (the grant would vanish with
+ * it, or the schedule be trashed under it): `pruned`, at the grant or the tag.
  */
 function grants({ typed, desired, existing, byKey, state, at, prune }: Planned): ErrorDetail[] {
-  const named = new Set(
-    typed.flatMap((e, i) =>
-      e.type === 'access_schedule' && existing[i] !== null ? [existing[i]!] : [],
-    ),
-  );
-  const pruned = (id: number) => prune && state.resources.access_schedule.has(id) && !named.has(id);
+  const named = new Set(typed.map((e, i) => `${e.type}#${existing[i]}`));
+  const pruned = (type: PlanType, v: unknown) =>
+    prune &&
+    typeof v === 'string' &&
+    state.resources[type].has(Number(v)) &&
+    !named.has(`${type}#${Number(v)}`);
   const out: ErrorDetail[] = [];
   typed.forEach((e, i) => {
     if (e.type !== 'delivery') return;
-    const field = `${at(i)}.properties.products`;
-    const products = desired[i]!.products as any[] | undefined;
-    if (products === undefined) {
-      const current =
-        existing[i] === null
-          ? []
-          : (state.resources.delivery.get(existing[i]!)!.values.products as any[]);
-      if (current.some((g) => g.access_schedule_id && pruned(Number(g.access_schedule_id))))
-        out.push(
-          detail(field, 'schedule_in_use', 'It grants an access schedule this plan trashes.'),
-        );
-      return;
-    }
+    const current = existing[i] === null ? {} : state.resources.delivery.get(existing[i]!)!.values;
+    const d = desired[i]!;
+    // Lists the entry leaves out keep their value: the rules hold for those too.
+    const path = (name: string, rest: string) =>
+      `${at(i)}.properties.${name}${name in d ? rest : ''}`;
+    const products = (d.products ?? current.products ?? []) as any[];
     const seen: string[] = [];
     products.forEach((g, k) => {
+      const pField = path('products', `.${k}.product_id`);
       const product = canonical(g.product_id);
       if (seen.includes(product))
-        out.push(detail(`${field}.${k}.product_id`, 'duplicate', 'This product is listed twice.'));
+        out.push(detail(pField, 'duplicate', 'This product is listed twice.'));
       seen.push(product);
+      if (pruned('product', g.product_id))
+        out.push(detail(pField, 'pruned', 'This prune plan deletes this product.'));
       const s = g.access_schedule_id;
       if (s === undefined) return;
-      const sField = `${field}.${k}.access_schedule_id`;
+      const sField = path('products', `.${k}.access_schedule_id`);
       const ofProduct = isRef(s)
         ? same(desired[byKey.get(s.ref)!]!.product_id, g.product_id)
         : !isRef(g.product_id) &&
           state.schedules.get(Number(s))?.productId === Number(g.product_id);
       if (!ofProduct)
         out.push(detail(sField, 'not_found', 'No access schedule of this product has this id.'));
-      else if (!isRef(s) && pruned(Number(s)))
-        out.push(detail(sField, 'schedule_in_trash', 'This plan trashes this access schedule.'));
+      else if (pruned('access_schedule', s))
+        out.push(detail(sField, 'pruned', 'This prune plan trashes this access schedule.'));
+    });
+    ((d.tag_ids ?? current.tag_ids ?? []) as unknown[]).forEach((tag, k) => {
+      if (pruned('tag', tag))
+        out.push(detail(path('tag_ids', `.${k}`), 'pruned', 'This prune plan deletes this tag.'));
     });
   });
   return out;
