@@ -1,4 +1,5 @@
-// A plan of 500 resources (100 tags, 100 products, 300 modules): the time POST /plans takes to
+// A plan of 500 resources (50 products, each with a group, 3 modules, an access schedule, a
+// delivery granting it with a tag, another tag and a Diamond automation): the time POST /plans takes to
 // compute it on an empty account (500 creates), then again once it is applied (500 unchanged),
 // through the real app. Prints one JSON line: {"engine","resources","createMs","unchangedMs"}.
 //
@@ -12,16 +13,45 @@ if (database !== 'sqlite') process.env.TEST_DATABASE_URL = database;
 else delete process.env.TEST_DATABASE_URL;
 
 const resources: object[] = [];
-for (let i = 0; i < 100; i++) {
-  resources.push({ type: 'tag', key: `tag-${i}`, properties: { name: `Tag ${i}` } });
-  resources.push({ type: 'product', key: `p-${i}`, properties: { name: `Product ${i}` } });
+for (let i = 0; i < 50; i++) {
   const product = { ref: `product.p-${i}` };
-  resources.push({
-    type: 'module',
-    key: `g-${i}`,
-    properties: { product_id: product, name: 'Group', kind: 'group' },
-  });
-  for (const m of [1, 2])
+  resources.push(
+    { type: 'tag', key: `tag-${i}`, properties: { name: `Tag ${i}` } },
+    { type: 'tag', key: `buyer-${i}`, properties: { name: `Buyer ${i}` } },
+    { type: 'product', key: `p-${i}`, properties: { name: `Product ${i}` } },
+    {
+      type: 'module',
+      key: `g-${i}`,
+      properties: { product_id: product, name: 'G', kind: 'group' },
+    },
+    {
+      type: 'access_schedule',
+      key: `s-${i}`,
+      properties: { product_id: product, name: `Product ${i} yearly` },
+    },
+    {
+      type: 'delivery',
+      key: `d-${i}`,
+      properties: {
+        gateway: 'generic',
+        name: `Checkout ${i}`,
+        external_ids: [`ext-${i}`],
+        products: [{ product_id: product, access_schedule_id: { ref: `access_schedule.s-${i}` } }],
+        tag_ids: [{ ref: `tag.buyer-${i}` }],
+        duration: 12,
+        duration_unit: 'month',
+      },
+    },
+    {
+      type: 'diamond',
+      key: `a-${i}`,
+      properties: {
+        name: `Flow ${i}`,
+        stages: [{ key: 'one', name: 'One', communication: { subject: 'S', body: 'B' } }],
+      },
+    },
+  );
+  for (const m of [1, 2, 3])
     resources.push({
       type: 'module',
       key: `m-${i}-${m}`,

@@ -2013,22 +2013,27 @@ export interface paths {
          *     computes what applying it would change, without changing anything. Each entry of
          *     `resources` is a `ManifestResource`: its `properties` are checked against the create
          *     schema of its type (`x-properties-schemas`), with references `{"ref": "<type>.<key>"}`
-         *     in place of ids (a module's `product_id` and `parent_id`), and with the rules the
-         *     services enforce (unique keys and tag names, existing ids, groups only at the top level,
-         *     no circular references). Every problem is a detail whose `field` is its path in the
+         *     in place of ids (a module's `product_id` and `parent_id`, an access schedule's product, a
+         *     delivery's products, schedules and tags), and with the rules the services enforce (unique
+         *     keys and tag names, existing ids, groups only at the top level, no circular references, a
+         *     gateway product id listened to by one delivery, a schedule of the granted product). Every problem is a detail whose `field` is its path in the
          *     manifest (`resources.3.properties.name`): 422 `plan_invalid`; an entry of a type plans do
          *     not accept (data such as `user`, or a type not supported yet) is 422
          *     `unsupported_resource`. Besides `plans.write`, the credential needs the write permission
-         *     of each type the plan touches (the `x-permissions` of that type's create operation).
+         *     of each change: the `x-permissions` of the route it goes through (a type's create, its
+         *     PATCH, its DELETE; a delivery is archived by its PATCH).
          *
          *     A webhook created by a plan shows no signing secret (create one with POST
-         *     /webhooks/{webhook_id}/secret-rotations).
+         *     /webhooks/{webhook_id}/secret-rotations); a delivery gets a postback secret nobody knows
+         *     (set one with PATCH /sales/deliveries/{delivery_id}). A Diamond automation cannot change:
+         *     an entry that differs from its automation is `immutable`.
          *
          *     An entry is matched with the account's resource by its `id` when given (adoption), else
          *     by the key a previous application of a plan remembered; otherwise it is created.
          *     Properties left out of an entry are not managed: they keep their value. With `prune`,
-         *     every resource of a planned type that the manifest does not name is deleted. The plan
-         *     expires one hour after it was computed.
+         *     every resource of a planned type that the manifest does not name is deleted (a delivery
+         *     is archived; Diamond automations, which no route deletes, are never pruned). The plan
+         *     expires one hour after it was computed and is kept 30 days.
          */
         post: operations["createPlan"];
         delete?: never;
@@ -2076,9 +2081,12 @@ export interface paths {
          * Apply a plan
          * @description Applies the plan's changes asynchronously: 202 with an operation of type `plan.apply`
          *     (one item per change other than `unchanged`, in dependency order: tags, products, groups,
-         *     modules, webhooks; deletions last, in the reverse order) and its `Location`. Each item goes through the
-         *     same services as the v3 routes. Before anything is applied, every resource the plan
-         *     touches must still have the revision it was planned against (409 `plan_stale`); a change
+         *     modules, access schedules, deliveries, webhooks, Diamond automations, updates before
+         *     creations within each; deletions last, in the reverse order) and its `Location`. Each
+         *     item goes through the same services as the v3 routes. Before anything is applied, every
+         *     resource the plan touches must still have the revision it was planned against, no name
+         *     or gateway product id it creates may have been taken, and a prune plan must know every
+         *     resource it would delete (409 `plan_stale`); a change
          *     made by someone else while the operation runs fails only its item (not retryable). 409
          *     `plan_expired` after `expires_at`; a plan applies once (409 `state_conflict`). The
          *     credential needs `plans.write` and the write permission of each type the plan touches.
@@ -4930,12 +4938,15 @@ export interface components {
         /**
          * @description One resource of a manifest. `id`, when given, adopts that existing resource under `key`.
          *     `properties` follow the create schema of its type (named in `x-properties-schemas`); a
-         *     module also names its product in `product_id`. An id there
-         *     (`product_id`, `parent_id`) may be a reference `{"ref": "<type>.<key>"}` to another entry.
+         *     module and an access schedule also name their product in `product_id`. An id there
+         *     (`product_id`, `parent_id`, a delivery's `products[].product_id`,
+         *     `products[].access_schedule_id` and `tag_ids[]`) may be a reference
+         *     `{"ref": "<type>.<key>"}` to another entry. A delivery's `secret` is not accepted (set it
+         *     with PATCH); a Diamond automation cannot change once created.
          */
         ManifestResource: {
             /** @enum {string} */
-            type: "tag" | "product" | "module" | "webhook";
+            type: "tag" | "product" | "module" | "access_schedule" | "delivery" | "webhook" | "diamond";
             /** @description The operator's stable name of the resource, unique per type in a manifest. */
             key: string;
             id?: components["schemas"]["Id"];

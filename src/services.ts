@@ -136,7 +136,13 @@ export async function createServices({ config, db, clock, logger, ...deps }: Ser
   );
   const allowPrivate = config.webhookAllowPrivateTargets;
   const webhooks = new WebhooksService(db, clock, cursors, secretsKey, eventCatalog, allowPrivate);
-  types[PLAN_APPLY] = planBatchType({ tags, catalog, webhooks });
+  types[PLAN_APPLY] = planBatchType({
+    tags,
+    catalog,
+    webhooks,
+    deliveries: sales.deliveries,
+    automations,
+  });
   // Built once: the v3 pipeline authenticates with it and event streams re-check credentials.
   const credentials = new CredentialsService(db, clock, cursors);
   const eventStreams = new StreamsService(db, clock, logger, events, credentials);
@@ -189,6 +195,8 @@ export async function createServices({ config, db, clock, logger, ...deps }: Ser
     // ---- plans: the configuration as a manifest ----
     plans: new PlansService(db, clock, cursors, operations, {
       webhook: (properties) => webhooks.problems(properties),
+      delivery: (properties) => sales.deliveries.problems(properties),
+      diamond: (properties) => automations.problems(properties),
     }),
     /**
      * Stops what runs in the background, in order: open event streams end (clients reconnect

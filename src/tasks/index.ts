@@ -3,7 +3,7 @@ import type { Schedule, TaskList } from '../jobs/types.ts';
 import type { Services } from '../services.ts';
 import { operationRun } from './operation-run.ts';
 import { operationsRecover } from './operations-recover.ts';
-import { sweepIdempotency, sweepOperations } from './sweeps.ts';
+import { sweepIdempotency, sweepOperations, sweepPlans } from './sweeps.ts';
 import { sweepEvents } from './sweep-events.ts';
 import { deliverWebhook, recoverWebhooks } from './deliver-webhook.ts';
 import { sweepAudit } from './sweep-audit.ts';
@@ -18,6 +18,7 @@ export function taskList(s: Services): TaskList {
     'operations.recover': operationsRecover(s.db, s.jobs, s.operationRunner),
     'sweep.idempotency': sweepIdempotency(s.idempotency),
     'sweep.operations': sweepOperations(s.operations),
+    'sweep.plans': sweepPlans(s.plans),
     'sweep.events': sweepEvents(s.events),
     'webhook.deliver': deliverWebhook(s.webhookDispatcher),
     'webhooks.recover': recoverWebhooks(s.webhookDispatcher),
@@ -52,6 +53,7 @@ export const schedules: Schedule[] = [
   { task: 'operations.recover', everyMinutes: 1 },
   { task: 'sweep.idempotency', everyMinutes: 60 },
   { task: 'sweep.operations', everyMinutes: 60 },
+  { task: 'sweep.plans', everyMinutes: 60 },
   { task: 'sweep.events', everyMinutes: 60 },
   { task: 'webhooks.recover', everyMinutes: 1 },
   { task: 'sweep.audit', everyMinutes: 60 },

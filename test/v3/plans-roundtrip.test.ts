@@ -1,6 +1,7 @@
 // The manifest round trip, as a property over randomly generated schools: whatever tags, products
 // (with and without descriptions, drafts and published), groups and modules (with settings, images,
-// some in the trash), webhooks an account has, created by hand through the v3 routes or by an applied plan,
+// some in the trash), access schedules (some in the trash), deliveries granting them and tags (some
+// archived), Diamond automations, webhooks an account has, created by hand through the v3 routes or by an applied plan,
 // GET /manifest plans back (with prune too) to nothing but `unchanged`; and the manifest applied to
 // an empty account builds the same configuration.
 import { suite } from 'uvu';
@@ -50,6 +51,7 @@ async function randomSchool(call: Call, rnd: Prng) {
         description: pick([undefined, 'CRM']),
       }),
     );
+  const grants: { product_id: string; access_schedule_id?: string }[] = [];
   const products = 1 + Math.floor(rnd.next() * 3);
   for (let p = 0; p < products; p++) {
     const product = await ok(
@@ -76,7 +78,49 @@ async function randomSchool(call: Call, rnd: Prng) {
       );
       if (rnd.next() < 0.2) await ok(call('DELETE', `${base}/${module.id}`));
     }
+    const schedules = `/api/v3/products/${product.id}/access-schedules`;
+    grants.push({ product_id: product.id });
+    for (let s = 0; s < Math.floor(rnd.next() * 3); s++) {
+      const schedule = await ok(
+        call('POST', schedules, { name: `S${p}-${s} ${pick(['x', 'Y'])}` }),
+      );
+      if (rnd.next() < 0.25) await ok(call('DELETE', `${schedules}/${schedule.id}`));
+      else grants.push({ product_id: product.id, access_schedule_id: schedule.id });
+    }
   }
+  const tagIds = (await ok(call('GET', '/api/v3/tags?limit=100')))
+    .filter((x: any) => /^t\d/.test(x.name))
+    .map((x: any) => x.id);
+  for (let d = 0; d < Math.floor(rnd.next() * 4); d++) {
+    const granted = new Map<string, object>();
+    for (const g of grants) if (rnd.next() < 0.4) granted.set(g.product_id, g);
+    const delivery = await ok(
+      call('POST', '/api/v3/sales/deliveries', {
+        gateway: 'generic',
+        name: `Checkout ${d}`,
+        kind: pick(['one_time', 'subscription']),
+        hidden: rnd.next() < 0.3,
+        external_ids: d % 2 ? [`ext-${d}`, `ext-${d}b`] : [`ext-${d}`],
+        products: [...granted.values()],
+        tag_ids: tagIds.filter(() => rnd.next() < 0.5),
+        ...pick([{}, { duration: 30, duration_unit: 'day' }, { duration_unit: 'lifetime' }]),
+      }),
+    );
+    if (rnd.next() < 0.2)
+      await ok(call('PATCH', `/api/v3/sales/deliveries/${delivery.id}`, { status: 'archived' }));
+  }
+  for (let a = 0; a < Math.floor(rnd.next() * 3); a++)
+    await ok(
+      call('POST', '/api/v3/automations/diamond', {
+        name: ` Flow ${a} `,
+        stages: [
+          { key: 'one', name: 'One', communication: { subject: 'S', body: 'B' } },
+          ...(rnd.next() < 0.5
+            ? [{ key: 'two', name: 'Two ', communication: { subject: 'S2', body: 'B2' } }]
+            : []),
+        ],
+      }),
+    );
 }
 
 async function planOf(call: Call, manifest: object) {

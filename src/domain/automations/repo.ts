@@ -91,6 +91,8 @@ const mapAttempt = (r: any): AttemptRow => ({
 });
 
 export const automationsRepo = {
+  mapDiamond,
+
   async insertDiamond(tx: Tx, row: Record<string, unknown>): Promise<number> {
     return insertId(tx, 'diamonds', row);
   },

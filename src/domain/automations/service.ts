@@ -51,10 +51,7 @@ export class AutomationsService {
     input: { name: string; stages: Stage[] },
     opts: { tx?: Tx } = {},
   ): Promise<Diamond> {
-    const seen = new Set<string>();
-    const dupes = input.stages.flatMap((s, i) =>
-      seen.has(s.key) ? [detail(`stages.${i}.key`, 'already_exists')] : (seen.add(s.key), []),
-    );
+    const dupes = this.problems(input);
     if (dupes.length) throw new AppError('validation_failed', { details: dupes });
     const stages = input.stages.map((s) => ({
       key: s.key,
@@ -73,6 +70,14 @@ export class AutomationsService {
       });
       return (await repo.getDiamond(tx, accountId, id))!;
     });
+  }
+
+  /** What createDiamond refuses beyond its schema (stage keys used twice), without writing. */
+  problems(input: { stages?: Stage[] }): ErrorDetail[] {
+    const seen = new Set<string>();
+    return (input.stages ?? []).flatMap((s, i) =>
+      seen.has(s.key) ? [detail(`stages.${i}.key`, 'already_exists')] : (seen.add(s.key), []),
+    );
   }
 
   async getDiamond(accountId: number, id: number | null, tx: Tx = this.db): Promise<Diamond> {

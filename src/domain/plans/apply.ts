@@ -8,8 +8,12 @@ import type { BatchType } from '../operations/batch-types.ts';
 import type { TagsService } from '../tags/service.ts';
 import type { CatalogService } from '../catalog/service.ts';
 import type { WebhooksService } from '../webhooks/service.ts';
+import type { DeliveriesService } from '../sales/deliveries.ts';
+import { newPostbackSecret } from '../sales/secrets.ts';
+import type { AutomationsService } from '../automations/service.ts';
 import { etag } from '../shared/revision.ts';
 import { plansRepo } from './repo.ts';
+import { mapRefsAsync } from './refs.ts';
 import { isRef, type Change, type PlanType } from './types.ts';
 
 export const PLAN_APPLY = 'plan.apply';
@@ -18,6 +22,8 @@ export interface ApplyDeps {
   tags: TagsService;
   catalog: CatalogService;
   webhooks: WebhooksService;
+  deliveries: DeliveriesService;
+  automations: AutomationsService;
 }
 
 /** The id a reference names: the resource an earlier item of the application created. */
@@ -62,8 +68,35 @@ async function write(tx: Tx, accountId: number, c: Change, deps: ApplyDeps): Pro
     else await deps.webhooks.remove(accountId, id, ifMatch, { tx });
     return id!;
   }
-  const modules = deps.catalog.modules;
+  if (c.type === 'delivery') {
+    const resolved: any = await mapRefsAsync('delivery', input, (v) => idOf(tx, accountId, v));
+    const deliveries = deps.deliveries;
+    // Its postback secret, like a webhook's, is shown by no plan: one nobody knows until the
+    // operator sets one (PATCH secret), so no postback is taken on the token alone.
+    if (c.action === 'create')
+      return (
+        await deliveries.create(accountId, { ...resolved, secret: newPostbackSecret() }, { tx })
+      ).id;
+    const update = c.action === 'update' ? resolved : { status: 'archived' };
+    await deliveries.update(accountId, id, update, ifMatch, { tx, mayArchive: true });
+    return id!;
+  }
+  if (c.type === 'diamond') {
+    // No route changes or deletes one: the planner refuses both.
+    if (c.action !== 'create') throw new AppError('state_conflict');
+    return (await deps.automations.createDiamond(accountId, input, { tx })).id;
+  }
   const productId = await idOf(tx, accountId, c.product);
+  if (c.type === 'access_schedule') {
+    const schedules = deps.catalog.schedules;
+    if (c.action === 'create')
+      return (await schedules.create(accountId, productId, input, { tx })).id;
+    if (c.action === 'update')
+      await schedules.update(accountId, productId, id, input, ifMatch, { tx });
+    else await schedules.remove(accountId, productId, id, ifMatch, { tx });
+    return id!;
+  }
+  const modules = deps.catalog.modules;
   if (input.parent_id !== undefined && input.parent_id !== null)
     input.parent_id = String(await idOf(tx, accountId, input.parent_id));
   if (c.action === 'create') return (await modules.create(accountId, productId, input, { tx })).id;

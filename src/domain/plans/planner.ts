@@ -4,6 +4,8 @@
 import { AppError, type ErrorDetail } from '../../errors.ts';
 import { fromId } from '../shared/ids.ts';
 import type { State } from './state.ts';
+import { mapRefs, refTarget, sitesOf } from './refs.ts';
+import { crossRules, detail, normalize, same, type Planned } from './rules.ts';
 import {
   isPlanType,
   isRef,
@@ -17,56 +19,15 @@ import {
   type ServiceRules,
 } from './types.ts';
 
-/** The properties that name another resource: the type they name, and whether one is required. */
-const REFERENCES: Partial<Record<PlanType, Record<string, { to: PlanType; required: boolean }>>> = {
-  module: {
-    product_id: { to: 'product', required: true },
-    parent_id: { to: 'module', required: false },
-  },
-};
-
-/** Properties set only at creation: the services offer no way to change them. */
-const IMMUTABLE: Partial<Record<PlanType, string[]>> = {
-  module: ['product_id', 'kind'],
-  webhook: ['payload_version'],
-};
-
-/** The values a service stores for these properties (names trimmed, a blank description none). */
-function normalize(type: PlanType, props: Record<string, unknown>): Record<string, unknown> {
-  const out = { ...props };
-  if (typeof out.name === 'string') out.name = out.name.trim();
-  if ((type === 'product' || type === 'webhook') && 'description' in out)
-    out.description = (typeof out.description === 'string' && out.description.trim()) || null;
-  if (Array.isArray(out.event_types)) out.event_types = [...new Set(out.event_types)];
-  return out;
-}
-
-/** JSON with sorted keys: two settings objects that differ only in key order are the same. */
-const canonical = (v: unknown): string =>
-  JSON.stringify(v, (_k, x) =>
-    x && typeof x === 'object' && !Array.isArray(x)
-      ? Object.fromEntries(
-          Object.keys(x)
-            .sort()
-            .map((k) => [k, x[k]]),
-        )
-      : x,
-  );
-const same = (a: unknown, b: unknown) => canonical(a ?? null) === canonical(b ?? null);
-
-const detail = (field: string, code: string, message: string): ErrorDetail => ({
-  field,
-  code,
-  message,
-});
-
 const invalid = (details: ErrorDetail[]) =>
   new AppError('plan_invalid', { details: details.slice(0, 100) });
 
-/** `type.key` of a reference, split at the first dot (keys may hold dots). */
-function refTarget(r: Ref): { type: string; key: string } | null {
-  const dot = r.ref.indexOf('.');
-  return dot > 0 ? { type: r.ref.slice(0, dot), key: r.ref.slice(dot + 1) } : null;
+/** Whether an id names a resource a property of `from` may name. */
+function exists(state: State, from: PlanType, to: PlanType, id: number): boolean {
+  if (to === 'product' && from === 'delivery') return state.productIds.has(id);
+  if (to === 'access_schedule') return state.schedules.has(id);
+  if (to === 'tag') return state.tagIds.has(id);
+  return state.resources[to].has(id);
 }
 
 export function computePlan(
@@ -129,34 +90,40 @@ export function computePlan(
   // References, then each entry's properties against its type's create schema.
   const edges: number[][] = typed.map(() => []);
   typed.forEach((e, i) => {
-    const props: Record<string, unknown> = { ...e.properties };
-    for (const [name, rule] of Object.entries(REFERENCES[e.type] ?? {})) {
-      const v = props[name];
-      const field = `${at(i)}.properties.${name}`;
-      if (name === 'product_id') delete props[name]; // a path parameter of the v3 route
+    const props: Record<string, unknown> = structuredClone(e.properties);
+    for (const s of sitesOf(e.type, props)) {
+      const v = s.holder[s.key];
+      const field = `${at(i)}.properties.${s.path}`;
+      if (s.rule.param) delete s.holder[s.key]; // a path parameter of the v3 route
       if (v === undefined) {
-        if (rule.required) details.push(detail(field, 'required', `${name} is required.`));
+        if (s.rule.required) details.push(detail(field, 'required', `${s.path} is required.`));
         continue;
       }
-      if (v === null && !rule.required) continue;
+      if (v === null && !s.rule.required) continue;
+      const to = s.rule.to;
       if (isRef(v)) {
         const t = refTarget(v);
-        const target = t && t.type === rule.to ? byKey.get(`${t.type}.${t.key}`) : undefined;
+        const target = t && t.type === to ? byKey.get(`${t.type}.${t.key}`) : undefined;
         if (target === undefined)
           details.push(
-            detail(field, 'unknown_reference', `No ${rule.to} of this manifest is ${v.ref}.`),
+            detail(field, 'unknown_reference', `No ${to} of this manifest is ${v.ref}.`),
           );
         else edges[i]!.push(target);
-        if (name in props) props[name] = '1'; // any id: the schema checks the rest
+        if (!s.rule.param) s.holder[s.key] = '1'; // any id: the schema checks the rest
         continue;
       }
       const id = typeof v === 'string' ? fromId(v) : null;
-      if (id === null)
-        details.push(
-          detail(field, 'invalid_reference', 'An id, or {"ref": "<type>.<key>"} of this manifest.'),
-        );
-      else if (!state.resources[rule.to].has(id))
-        details.push(detail(field, 'not_found', `No ${rule.to} has this id.`));
+      if (id === null) {
+        if (s.rule.param || typeof v === 'object')
+          details.push(
+            detail(
+              field,
+              'invalid_reference',
+              'An id, or {"ref": "<type>.<key>"} of this manifest.',
+            ),
+          );
+      } else if (!exists(state, e.type, to, id))
+        details.push(detail(field, 'not_found', `No ${to} has this id.`));
     }
     const invalidProps = schemas.properties(e.type, props, `${at(i)}.properties`);
     details.push(...invalidProps);
@@ -169,58 +136,20 @@ export function computePlan(
   details.push(...cycles(edges, (i) => `${at(i)}.properties`));
 
   /** A reference's value once resolved: the id of a resource that exists, else the reference. */
-  const resolve = (v: unknown): unknown => {
-    if (!isRef(v)) return v;
+  const resolve = (v: Ref): unknown => {
     const t = refTarget(v)!;
     const target = existing[byKey.get(`${t.type}.${t.key}`)!];
     return target === null || target === undefined ? v : String(target);
   };
-  const desired = typed.map((e) => {
-    const out = normalize(e.type, e.properties);
-    for (const name of Object.keys(REFERENCES[e.type] ?? {}))
-      if (name in out) out[name] = resolve(out[name]);
-    return out;
-  });
+  const desired = typed.map((e) =>
+    normalize(e.type, mapRefs(e.type, e.properties, resolve), state),
+  );
 
-  // Modules: groups only at the top level, a parent is a group of the same product.
-  typed.forEach((e, i) => {
-    if (e.type !== 'module') return;
-    const d = desired[i]!;
-    const parent = e.properties.parent_id;
-    if (parent === undefined || parent === null || edges[i]!.includes(i)) return;
-    const field = `${at(i)}.properties.parent_id`;
-    if (d.kind === 'group') {
-      details.push(detail(field, 'hierarchy_violation', 'A group is only at the top level.'));
-      return;
-    }
-    const p = isRef(parent)
-      ? desired[byKey.get(parent.ref)!]!
-      : state.resources.module.get(fromId(parent as string)!)!.values;
-    if (p.kind !== 'group')
-      details.push(detail(field, 'hierarchy_violation', 'The parent must be a group.'));
-    else if (!same(p.product_id, d.product_id))
-      details.push(detail(field, 'hierarchy_violation', 'The parent is of another product.'));
-  });
-
-  // What cannot change, and tag names (unique per account, case-insensitive).
-  typed.forEach((e, i) => {
-    const id = existing[i];
-    if (id === null || id === undefined) return;
-    const current = state.resources[e.type].get(id)!.values;
-    for (const name of IMMUTABLE[e.type] ?? [])
-      if (name in desired[i]! && !same(current[name], desired[i]![name]))
-        details.push(
-          detail(
-            `${at(i)}.properties.${name}`,
-            'immutable',
-            `A ${e.type}'s ${name} cannot change.`,
-          ),
-        );
-  });
-  details.push(...tagNameClashes(typed, desired, existing, state, at));
+  const planned: Planned = { typed, desired, existing, byKey, state, at, prune: !!manifest.prune };
+  details.push(...crossRules(planned));
   if (details.length) throw invalid(details);
 
-  return changesOf(typed, desired, existing, state, manifest.prune === true);
+  return changesOf(planned);
 }
 
 /** Entries whose references lead back to them. */
@@ -245,69 +174,39 @@ function reaches(edges: number[][], from: number, to: number): boolean {
   return false;
 }
 
-function tagNameClashes(
-  typed: (ManifestEntry & { type: PlanType })[],
-  desired: Record<string, unknown>[],
-  existing: (number | null)[],
-  state: State,
-  at: (i: number) => string,
-): ErrorDetail[] {
-  // Every tag's name once the plan is applied: renamed ones by the manifest, the others as now.
-  const holders = new Map<string, { entry?: number; id?: number }[]>();
-  const add = (name: string, h: { entry?: number; id?: number }) => {
-    const k = name.toLowerCase();
-    holders.set(k, [...(holders.get(k) ?? []), h]);
-  };
-  const planned = new Set<number>();
-  typed.forEach((e, i) => {
-    if (e.type !== 'tag') return;
-    if (existing[i] !== null) planned.add(existing[i]!);
-    add(String(desired[i]!.name), { entry: i });
-  });
-  for (const [name, id] of state.tagNames) if (!planned.has(id)) add(name, { id });
-  const out: ErrorDetail[] = [];
-  for (const hs of holders.values()) {
-    if (hs.length < 2) continue;
-    for (const h of hs)
-      if (h.entry !== undefined)
-        out.push(
-          detail(`${at(h.entry)}.properties.name`, 'already_exists', 'Another tag has this name.'),
-        );
-  }
-  return out;
-}
-
 /**
  * The order changes apply in: tags, products, groups, modules (a parent before its children),
- * webhooks.
+ * access schedules, deliveries, webhooks, Diamond automations.
  */
+const RANK: Record<PlanType, number> = {
+  tag: 0,
+  product: 1,
+  module: 3,
+  access_schedule: 4,
+  delivery: 5,
+  webhook: 6,
+  diamond: 7,
+};
 const rank = (type: PlanType, values: Record<string, unknown>) =>
-  type === 'tag'
-    ? 0
-    : type === 'product'
-      ? 1
-      : type === 'module'
-        ? values.kind === 'group'
-          ? 2
-          : 3
-        : 4;
+  type === 'module' && values.kind === 'group' ? 2 : RANK[type];
 
-function changesOf(
-  typed: (ManifestEntry & { type: PlanType })[],
-  desired: Record<string, unknown>[],
-  existing: (number | null)[],
-  state: State,
-  prune: boolean,
-): Change[] {
+/** Within one rank, updates before creations: a name or gateway id a rename frees is free. */
+const phase = (id: number | null) => (id === null ? 1 : 0);
+
+/** Deliveries and Diamond automations have no DELETE route: archived, or never pruned. */
+export const PRUNED: PlanType[] = PLAN_TYPES.filter((t) => t !== 'diamond');
+
+function changesOf({ typed, desired, existing, state, prune }: Planned): Change[] {
   const order = typed
-    .map((e, i) => ({ i, r: rank(e.type, desired[i]!) }))
-    .sort((a, b) => a.r - b.r || a.i - b.i);
+    .map((e, i) => ({ i, r: rank(e.type, desired[i]!), p: phase(existing[i]!) }))
+    .sort((a, b) => a.r - b.r || a.p - b.p || a.i - b.i);
   const changes: Change[] = order.map(({ i }) => {
     const e = typed[i]!;
     const d = desired[i]!;
-    const product = e.type === 'module' ? productOf(d.product_id) : undefined;
+    const product =
+      'product_id' in d && e.type !== 'delivery' ? productOf(d.product_id) : undefined;
     const input = { ...d };
-    delete input.product_id;
+    if (product !== undefined) delete input.product_id;
     const id = existing[i]!;
     if (id === null) {
       const fields = Object.fromEntries(
@@ -327,8 +226,12 @@ function changesOf(
     const current = state.resources[e.type].get(id)!;
     const fields: Change['fields'] = {};
     for (const [k, to] of Object.entries(d))
-      if (!same(current.values[k], to)) fields[k] = { from: current.values[k] ?? null, to };
+      if (!same(current.values[k], to, e.type, k))
+        fields[k] = { from: current.values[k] ?? null, to };
     const changed = Object.fromEntries(Object.keys(fields).map((k) => [k, input[k]]));
+    // The service reads a duration with its unit: one sent, both sent.
+    if (e.type === 'delivery' && ('duration' in fields || 'duration_unit' in fields))
+      Object.assign(changed, { duration: d.duration, duration_unit: d.duration_unit });
     return {
       action: Object.keys(fields).length ? 'update' : 'unchanged',
       type: e.type,
@@ -342,15 +245,16 @@ function changesOf(
   });
   if (!prune) return changes;
 
-  // Deletions last, children before their parents: modules, groups, products, tags.
+  // Deletions last, dependants before what they depend on: the reverse order of creation.
   const named = new Set(typed.map((e, i) => `${e.type}#${existing[i]}`));
   const keyOf = new Map([...state.keys].map(([k, id]) => [`${k.split('.')[0]}#${id}`, k]));
   const deletions: (Change & { r: number })[] = [];
-  for (const type of PLAN_TYPES)
+  for (const type of PRUNED)
     for (const current of state.resources[type].values()) {
       const c = `${type}#${current.id}`;
       if (named.has(c)) continue;
       const remembered = keyOf.get(c);
+      const parent = type === 'module' || type === 'access_schedule';
       deletions.push({
         action: 'delete',
         type,
@@ -359,7 +263,7 @@ function changesOf(
         revision: current.revision,
         fields: {},
         input: {},
-        product: type === 'module' ? Number(current.values.product_id) : undefined,
+        product: parent ? Number(current.values.product_id) : undefined,
         r: rank(type, current.values),
       });
     }

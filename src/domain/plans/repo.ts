@@ -65,6 +65,23 @@ export const plansRepo = {
     });
   },
 
+  /** Deletes plans created before `cutoff`, but not one whose operation is still at work. */
+  async purgeBefore(tx: Tx, cutoff: string): Promise<number> {
+    return tx('plans')
+      .where('created_at', '<', cutoff)
+      .where((q) =>
+        q
+          .whereNull('operation_id')
+          .orWhereNotExists(
+            tx('operations')
+              .select(tx.raw('1'))
+              .whereRaw('operations.id = plans.operation_id')
+              .whereIn('operations.status', ['queued', 'running']),
+          ),
+      )
+      .delete();
+  },
+
   /** Every key the account's plans remembered: `type.key` -> resource id. */
   async keys(tx: Tx, accountId: number): Promise<Map<string, number>> {
     const rows = await tx('plan_keys').where('account_id', accountId).select();

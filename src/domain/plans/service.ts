@@ -1,22 +1,25 @@
 // Plans: POST /plans computes one (nothing changes), POST /plans/{id}/applications applies it as an
 // operation of type `plan.apply`, GET /manifest shows the configuration as a manifest.
 import type { Clock } from '../../clock.ts';
-import { HOUR } from '../../clock.ts';
+import { DAY, HOUR } from '../../clock.ts';
 import type { Db } from '../../db/knex.ts';
 import type { CursorCodec } from '../../db/cursor.ts';
 import { inTransaction, type InTx } from '../../db/tx.ts';
-import { AppError, type ErrorDetail } from '../../errors.ts';
+import { AppError } from '../../errors.ts';
 import { hasPermission, type AuthContext } from '../credentials/auth.ts';
 import type { OperationsService } from '../operations/service.ts';
 import type { Operation } from '../operations/repo.ts';
 import { PLAN_APPLY } from './apply.ts';
 import { computePlan } from './planner.ts';
 import { plansRepo as repo } from './repo.ts';
-import { currentRevision, loadState } from './state.ts';
+import { loadState } from './state.ts';
+import { staleness } from './stale.ts';
 import { manifestOf } from './manifest.ts';
-import type { Manifest, ManifestSchemas, Plan, PlanStatus, ServiceRules } from './types.ts';
+import type { Change, Manifest, ManifestSchemas, Plan, PlanStatus, ServiceRules } from './types.ts';
 
 export const PLAN_TTL_MS = HOUR;
+/** Plans are kept 30 days, as long as the operations that apply them. */
+export const PLAN_RETENTION_MS = 30 * DAY;
 
 export class PlansService {
   constructor(
@@ -56,7 +59,7 @@ export class PlansService {
     const accountId = auth.account.id;
     return inTransaction(this.db, opts.tx, async (tx) => {
       const changes = computePlan(manifest, await loadState(tx, accountId), schemas, this.rules);
-      assertPermissions(auth, schemas, new Set(changes.map((c) => c.type)));
+      assertPermissions(auth, schemas, changes);
       const now = this.clock.now();
       const id = await repo.insert(tx, {
         accountId,
@@ -91,28 +94,8 @@ export class PlansService {
           ],
         });
       if (this.status(plan) === 'expired') throw new AppError('plan_expired');
-      assertPermissions(auth, schemas, new Set(plan.changes.map((c) => c.type)));
-      const stale: ErrorDetail[] = [];
-      const keys = await repo.keys(tx, accountId);
-      for (const [i, c] of plan.changes.entries()) {
-        const field = `changes.${i}`;
-        if (c.id !== null) {
-          if ((await currentRevision(tx, accountId, c.type, c.id)) !== c.revision)
-            stale.push({
-              field,
-              code: 'changed',
-              message: `${c.type} ${c.id} changed since planning.`,
-            });
-          continue;
-        }
-        const taken = keys.get(`${c.type}.${c.key}`);
-        if (taken !== undefined && (await currentRevision(tx, accountId, c.type, taken)) !== null)
-          stale.push({
-            field,
-            code: 'created',
-            message: `${c.type}.${c.key} exists since planning.`,
-          });
-      }
+      assertPermissions(auth, schemas, plan.changes);
+      const stale = staleness(plan, await loadState(tx, accountId));
       if (stale.length) throw new AppError('plan_stale', { details: stale.slice(0, 100) });
       // Adopted resources that need no change get their key now; the others when applied.
       for (const c of plan.changes)
@@ -133,14 +116,24 @@ export class PlansService {
     });
   }
 
+  /**
+   * The retention sweep: plans created 30 days ago or more are deleted, but not one whose
+   * application is still pending or running (its items read the plan). Returns how many.
+   */
+  async purgeExpired(): Promise<number> {
+    const cutoff = new Date(this.clock.now().getTime() - PLAN_RETENTION_MS).toISOString();
+    return inTransaction(this.db, undefined, (tx) => repo.purgeBefore(tx, cutoff));
+  }
+
   async manifest(accountId: number): Promise<Manifest> {
     return manifestOf(await loadState(this.db, accountId));
   }
 }
 
-function assertPermissions(auth: AuthContext, schemas: ManifestSchemas, types: Set<string>) {
-  const missing = [...types]
-    .flatMap((t) => schemas.permissions(t as any))
+/** The permissions of the route each change goes through (an unchanged one, its create's). */
+function assertPermissions(auth: AuthContext, schemas: ManifestSchemas, changes: Change[]) {
+  const missing = changes
+    .flatMap((c) => schemas.permissions(c.type, c.action))
     .filter((p, i, all) => all.indexOf(p) === i && !hasPermission(auth.credential.permissions, p));
   if (missing.length)
     throw new AppError('permission_denied', {

@@ -3,7 +3,15 @@
 import type { ErrorDetail } from '../../errors.ts';
 
 /** The types a manifest may hold, in the order their creations and updates apply. */
-export const PLAN_TYPES = ['tag', 'product', 'module', 'webhook'] as const;
+export const PLAN_TYPES = [
+  'tag',
+  'product',
+  'module',
+  'access_schedule',
+  'delivery',
+  'webhook',
+  'diamond',
+] as const;
 export type PlanType = (typeof PLAN_TYPES)[number];
 
 export const isPlanType = (t: unknown): t is PlanType =>
@@ -44,7 +52,7 @@ export interface Change {
   fields: Record<string, { from: unknown; to: unknown }>;
   /** What the service is given (create: every property of the entry; update: those that change). */
   input: Record<string, unknown>;
-  /** A module's product: its id, or a reference to the product the plan creates. */
+  /** A module's or access schedule's product: its id, or a reference to one the plan creates. */
   product?: number | Ref;
 }
 
@@ -74,5 +82,6 @@ export type ServiceRules = Partial<
 export interface ManifestSchemas {
   entry(entry: unknown, at: string): ErrorDetail[];
   properties(type: PlanType, properties: unknown, at: string): ErrorDetail[];
-  permissions(type: PlanType): string[];
+  /** The x-permissions of the route that applies `action` to a resource of `type`. */
+  permissions(type: PlanType, action?: Action): string[];
 }

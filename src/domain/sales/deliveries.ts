@@ -10,7 +10,7 @@ import type { Clock } from '../../clock.ts';
 import { isUniqueViolation } from '../../db/dialect.ts';
 import type { PageResult } from '../../db/page.ts';
 import type { CursorCodec } from '../../db/cursor.ts';
-import { AppError } from '../../errors.ts';
+import { AppError, type ErrorDetail } from '../../errors.ts';
 import { newRevision } from '../shared/ids.ts';
 import { assertRevision } from '../shared/revision.ts';
 import { replicaReadonly } from '../catalog/errors.ts';
@@ -77,6 +77,36 @@ export class DeliveriesService {
   /** The gateway catalog (GET /sales/gateways). */
   gateways(): readonly Gateway[] {
     return GATEWAYS;
+  }
+
+  /**
+   * What create would refuse in `input` beyond its schema, without writing (a plan checks its
+   * deliveries when planning). A secret is write-only: plans, which are kept and shown, take
+   * none (`write_only`). Fields are relative to the input.
+   */
+  problems(input: Partial<DeliveryInput> & { gateway?: string }): ErrorDetail[] {
+    const out: ErrorDetail[] = [];
+    if (input.gateway !== undefined && !gatewayOf(input.gateway))
+      out.push({
+        field: 'gateway',
+        code: 'invalid_value',
+        message: `Must be one of: ${GATEWAYS.map((g) => g.key).join(', ')}.`,
+      });
+    for (const field of ['secret', 'generate_secret'] as const)
+      if (input[field] !== undefined)
+        out.push({
+          field,
+          code: 'write_only',
+          message: 'Not in a plan: set the secret with PATCH /sales/deliveries/{id}.',
+        });
+    if (input.duration !== undefined || input.duration_unit !== undefined)
+      try {
+        parseDuration(input);
+      } catch (err) {
+        if (!(err instanceof AppError)) throw err;
+        out.push(...err.details);
+      }
+    return out;
   }
 
   async get(accountId: number, id: number | null, tx: Tx = this.db): Promise<Delivery> {

@@ -1,9 +1,11 @@
 // A manifest's entries are checked against the contract: the entry's own schema
 // (ManifestResource) and, for its properties, the create schema its type names in
 // `x-properties-schemas`, compiled once like the request bodies. A type's write permissions are
-// the x-permissions of the operation whose body is that create schema.
+// those of the route each action goes through: the operation whose body is that create schema,
+// and the PATCH and DELETE of the item path below it (a type without DELETE is removed by its
+// PATCH, with that operation's conditional permissions: a delivery is archived).
 import type { ValidateFunction } from 'ajv';
-import type { ManifestSchemas, PlanType } from '../../domain/plans/types.ts';
+import type { Action, ManifestSchemas, PlanType } from '../../domain/plans/types.ts';
 import type { Locale } from '../../i18n/messages.ts';
 import { newAjv } from './catalog.ts';
 import { detailsOf } from './validation.ts';
@@ -18,12 +20,24 @@ export function manifestChecks(spec: any): ManifestChecks {
   const properties = new Map<string, ValidateFunction>(
     Object.entries(refs).map(([type, ref]) => [type, ajv.compile({ $ref: 'spec' + ref })]),
   );
-  const permissions = new Map<string, string[]>();
+  const permissions = new Map<string, Record<Action, string[]>>();
+  const paths: Record<string, any> = spec.paths ?? {};
   for (const [type, ref] of Object.entries(refs))
-    for (const item of Object.values<any>(spec.paths ?? {}))
-      for (const op of Object.values<any>(item))
-        if (op?.requestBody?.content?.['application/json']?.schema?.$ref === ref)
-          permissions.set(type, op['x-permissions'] ?? []);
+    for (const [path, item] of Object.entries(paths)) {
+      const create = item?.post;
+      if (create?.requestBody?.content?.['application/json']?.schema?.$ref !== ref) continue;
+      const one = Object.entries(paths).find(
+        ([p]) => p.startsWith(`${path}/{`) && !p.slice(path.length + 1).includes('/'),
+      )?.[1];
+      const of = (op: any): string[] => op?.['x-permissions'] ?? [];
+      const patch = [...of(one?.patch), ...(one?.patch?.['x-permissions-conditional'] ?? [])];
+      permissions.set(type, {
+        create: of(create),
+        unchanged: of(create),
+        update: of(one?.patch),
+        delete: one?.delete ? of(one.delete) : patch,
+      });
+    }
   return (locale) => ({
     entry(value, at) {
       return entry(value) ? [] : detailsOf(entry, 'field', locale, at);
@@ -33,6 +47,7 @@ export function manifestChecks(spec: any): ManifestChecks {
       if (!validate) return [{ field: at, code: 'unsupported_resource', message: type }];
       return validate(value) ? [] : detailsOf(validate, 'field', locale, at);
     },
-    permissions: (type: PlanType) => permissions.get(type) ?? [],
+    permissions: (type: PlanType, action: Action = 'create') =>
+      permissions.get(type)?.[action] ?? [],
   });
 }
