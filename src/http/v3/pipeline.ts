@@ -24,6 +24,7 @@ import { auditStage, type Trace } from './stages/audit.ts';
 import { executeStage, type Answer } from './stages/execute.ts';
 import { authorize, negotiate, readInput } from './stages/input.ts';
 import { limitsStage } from './stages/limits.ts';
+import { sseBody } from './sse.ts';
 import { routeStage } from './stages/route.ts';
 
 export interface PipelineDeps {
@@ -50,7 +51,7 @@ function respond(ctx: Context, op: Operation, answer: Answer): void {
     ctx.status = answer.status;
     for (const [k, v] of Object.entries(answer.headers ?? {})) ctx.set(k, v);
     ctx.type = 'text/event-stream';
-    ctx.body = answer.stream;
+    ctx.body = sseBody(answer.stream);
     return;
   }
   renderJson(ctx, answer.status, answer.body, answer.headers);

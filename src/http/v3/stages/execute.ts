@@ -16,7 +16,7 @@ import type { HandlerContext, Handlers } from '../handlers/types.ts';
 import { toAppError } from '../render.ts';
 import type { Input } from './input.ts';
 
-/** What the response stage renders: a JSON text (or nothing), or a stream. */
+/** What the response stage renders: a JSON text (or nothing), or an event stream's messages. */
 export interface Answer {
   status: number;
   body: string | undefined;
