@@ -65,9 +65,9 @@ const io = {
   bars: new PassThrough().resume(),
 };
 const t0 = performance.now();
-await upload({ client, file: source, purpose: 'attachment', stateDir: dir, io });
+// upload() returns the file id (the command prints it).
+const fileId = await upload({ client, file: source, purpose: 'attachment', stateDir: dir, io });
 const uploadMs = performance.now() - t0;
-const fileId = out[0]!;
 const t1 = performance.now();
 await download(client, fileId, path.join(dir, 'download.bin'), io);
 const downloadMs = performance.now() - t1;

@@ -1713,7 +1713,8 @@ export interface paths {
          *     part again); any other mismatch is 422 `upload_integrity_mismatch`, the upload becomes
          *     `failed` and no file is created. Success creates the file (`file_id`); completing a
          *     completed upload answers it again. A store that fails answers 503
-         *     `storage_unavailable` and the upload stays `pending`.
+         *     `storage_unavailable` and the upload stays `pending`; if it fails after the parts were
+         *     joined, the upload stays `completing` and completing it again checks the joined file.
          */
         post: operations["completeUpload"];
         delete?: never;

@@ -18,7 +18,8 @@ import { TagsService } from './domain/tags/service.ts';
 import { CatalogService } from './domain/catalog/service.ts';
 import { OperationsService } from './domain/operations/service.ts';
 import { OperationRunner } from './domain/operations/runner.ts';
-import { batchTypes } from './domain/operations/batch-types.ts';
+import { batchTypes } from './batches/index.ts';
+import type { BatchTypes } from './domain/operations/batch-types.ts';
 import { createJobEngine } from './jobs/index.ts';
 import { SandboxService, loadScenarioPart, resetSandbox } from './domain/sandbox/service.ts';
 import { PublicationsService } from './domain/catalog/publications.ts';
@@ -39,10 +40,8 @@ import { createStorage } from './domain/files/storage/index.ts';
 import { UploadsService } from './domain/files/uploads.ts';
 import { SettingsService } from './domain/settings/service.ts';
 import { ImportsService } from './domain/imports/service.ts';
-import { importBatchTypes } from './domain/imports/batch.ts';
 import { ExportsService } from './domain/exports/service.ts';
 import { PlansService } from './domain/plans/service.ts';
-import { PLAN_APPLY, planBatchType } from './domain/plans/apply.ts';
 
 export interface ServiceDeps {
   config: Config;
@@ -116,33 +115,31 @@ export async function createServices({ config, db, clock, logger, ...deps }: Ser
     postbacks: sales.postbacks,
     automations,
   };
-  const types = batchTypes({
-    users,
-    tags,
-    publishProduct: (tx, accountId, productId) => catalog.publishProduct(tx, accountId, productId),
-    grantEnrollment: (tx, accountId, payload) =>
-      sales.enrollments.grant(accountId, payload, { tx }),
-    replayDelivery: (tx, accountId, id) => webhookFanOut.requestReplay(tx, accountId, id),
-    resetSandbox: reset,
-    loadScenario: loadScenarioPart(scenarioTools, reset),
-  });
+  // Filled below, once the services its types use exist (some of them need the operations).
+  const types: BatchTypes = {};
   const operations = new OperationsService(db, clock, jobs, cursors, types, events);
   const imports = new ImportsService(db, clock, cursors, operations, files);
   const exports = new ExportsService(db, clock, operations, files);
-  Object.assign(
-    types,
-    importBatchTypes(db, clock, files, { users, tags, enrollments: sales.enrollments }),
-    exports.batchTypes(),
-  );
   const allowPrivate = config.webhookAllowPrivateTargets;
   const webhooks = new WebhooksService(db, clock, cursors, secretsKey, eventCatalog, allowPrivate);
-  types[PLAN_APPLY] = planBatchType({
-    tags,
-    catalog,
-    webhooks,
-    deliveries: sales.deliveries,
-    automations,
-  });
+  Object.assign(
+    types,
+    batchTypes({
+      db,
+      clock,
+      files,
+      users,
+      tags,
+      enrollments: sales.enrollments,
+      exports,
+      plans: { tags, catalog, webhooks, deliveries: sales.deliveries, automations },
+      publishProduct: (tx, accountId, productId) =>
+        catalog.publishProduct(tx, accountId, productId),
+      replayDelivery: (tx, accountId, id) => webhookFanOut.requestReplay(tx, accountId, id),
+      resetSandbox: reset,
+      loadScenario: loadScenarioPart(scenarioTools, reset),
+    }),
+  );
   // Built once: the v3 pipeline authenticates with it and event streams re-check credentials.
   const credentials = new CredentialsService(db, clock, cursors);
   const eventStreams = new StreamsService(db, clock, logger, events, credentials);

@@ -21,6 +21,7 @@ import * as m016 from './migrations/016_settings.ts';
 import * as m017 from './migrations/017_imports_exports.ts';
 import * as m018 from './migrations/018_auth_version.ts';
 import * as m019 from './migrations/019_plans.ts';
+import * as m021 from './migrations/021_upload_joined.ts';
 import * as m023 from './migrations/023_auth_version_order.ts';
 
 const migrations: Record<string, Knex.Migration> = {
@@ -43,6 +44,7 @@ const migrations: Record<string, Knex.Migration> = {
   '017_imports_exports': m017,
   '018_auth_version': m018,
   '019_plans': m019,
+  '021_upload_joined': m021,
   '023_auth_version_order': m023,
 };
 

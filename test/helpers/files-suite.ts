@@ -2,8 +2,10 @@
 // of uploads, files and download links through HTTP, on SQLite and PostgreSQL.
 import crypto from 'node:crypto';
 import fs from 'node:fs';
+import { Readable } from 'node:stream';
 import { suite } from 'uvu';
 import * as assert from 'uvu/assert';
+import { storageError } from '../../src/domain/files/storage/errors.ts';
 import { credentialWith, newKey } from './app.ts';
 import { bootFiles, sha256, type Backend, type FilesBoot } from './files.ts';
 import { allItems, waitFor } from './operations.ts';
@@ -442,6 +444,78 @@ export function filesSuite(backend: Backend) {
     },
   );
 
+  t(
+    'a read-back that breaks after the parts were joined: 503, still completing; a retry checks the joined object and completes',
+    async ({ b }) => {
+      const bytes = crypto.randomBytes(5 * MiB + 10);
+      const { upload, tags } = await uploadParts(b, bytes, {
+        part_size: 5 * MiB,
+        content_type: 'application/octet-stream',
+      });
+      const before = await fileCount(b);
+      injectReadFault(b, 'stream');
+      const first = await complete(b, upload.id, tags);
+      assert.equal(
+        [first.status, first.body.error?.code],
+        [503, 'storage_unavailable'],
+        first.text,
+      );
+      const held = (await b.api('GET', `/api/v3/uploads/${upload.id}`)).body.data;
+      assert.equal([held.status, held.file_id], ['completing', null]);
+      // Joined: the store holds no parts any more, so only the joined object can finish it.
+      assert.equal(await storedParts(b, upload.id), []);
+      assert.is(await fileCount(b), before);
+      const retry = await complete(b, upload.id, tags);
+      assert.equal([retry.status, retry.body.data?.status], [200, 'completed'], retry.text);
+      assert.is(await fileCount(b), before + 1);
+      const got = await download(b, retry.body.data.file_id);
+      assert.is(sha256(got.bytes), sha256(bytes));
+      const again = await complete(b, upload.id, tags);
+      assert.equal([again.status, again.body.data.file_id], [200, retry.body.data.file_id]);
+    },
+  );
+
+  t(
+    'a read-back that fails after the parts were joined, then a retry finds a mismatch: 422 and the upload fails',
+    async ({ b }) => {
+      const bytes = Buffer.from('declared with another checksum\n');
+      const { upload, tags } = await uploadParts(b, bytes, { sha256: sha256(Buffer.from('x')) });
+      const before = await fileCount(b);
+      injectReadFault(b, 'open');
+      const first = await complete(b, upload.id, tags);
+      assert.equal(
+        [first.status, first.body.error?.code],
+        [503, 'storage_unavailable'],
+        first.text,
+      );
+      assert.is(
+        (await b.api('GET', `/api/v3/uploads/${upload.id}`)).body.data.status,
+        'completing',
+      );
+      const retry = await complete(b, upload.id, tags);
+      assert.equal(
+        [retry.status, retry.body.error?.code, retry.body.error?.details[0].reason],
+        [422, 'upload_integrity_mismatch', 'sha256_mismatch'],
+      );
+      const after = (await b.api('GET', `/api/v3/uploads/${upload.id}`)).body.data;
+      assert.equal(
+        [after.status, after.file_id, after.failure_reason],
+        ['failed', null, 'sha256_mismatch'],
+      );
+      assert.is(await fileCount(b), before);
+      // The joined bytes of a failed upload are deleted.
+      const row = await b.app
+        .db('uploads')
+        .where({ id: Number(upload.id) })
+        .first();
+      const gone = await b.app.services.files.storage.read(row.storage_key).then(
+        (s) => (s.destroy(), false),
+        () => true,
+      );
+      assert.ok(gone, 'the joined object was deleted');
+    },
+  );
+
   if (backend === 'local') {
     t(
       'signed URLs: a changed signature or path is refused, and they expire after an hour',
@@ -545,6 +619,30 @@ export function filesSuite(backend: Backend) {
   );
 
   return t;
+}
+
+/**
+ * Makes the store's next read of an object fail, once: `open` refuses it as a store that is down
+ * does; `stream` serves the first chunk and then breaks, as a connection reset mid-response does.
+ */
+function injectReadFault(b: FilesBoot, mode: 'open' | 'stream') {
+  const storage = b.app.services.files.storage;
+  const read = storage.read;
+  storage.read = async (key, range) => {
+    storage.read = read;
+    const reset = Object.assign(new Error('read ECONNRESET (injected)'), { code: 'ECONNRESET' });
+    if (mode === 'open') throw storageError(reset);
+    const body = await read.call(storage, key, range);
+    async function* breaking() {
+      for await (const chunk of body) {
+        yield chunk as Buffer;
+        break;
+      }
+      body.destroy();
+      throw reset;
+    }
+    return Readable.from(breaking());
+  };
 }
 
 /** Makes the store fail and mends it: s3rver stops and starts; FILES_DIR becomes a plain file. */

@@ -9,7 +9,6 @@ import { inTransaction, transaction } from '../../db/tx.ts';
 import { AppError } from '../../errors.ts';
 import type { AuthContext } from '../credentials/auth.ts';
 import type { OperationsService } from '../operations/service.ts';
-import type { BatchTypes } from '../operations/batch-types.ts';
 import type { FilesPort } from '../shared/files-port.ts';
 import { generate, type GenerateOptions } from './generate.ts';
 import { exportsRepo as repo, type Export, type ExportFilters } from './repo.ts';
@@ -91,39 +90,34 @@ export class ExportsService {
     });
   }
 
-  batchTypes(): BatchTypes {
+  /**
+   * The export.users item, before its transaction (src/batches/export-users.ts): writes the file
+   * from the snapshot. Safe to run again: a file written by a run that did not commit stays
+   * unreferenced.
+   */
+  async writeFile(accountId: number, exportId: number) {
+    const e = await repo.get(this.db, accountId, exportId);
+    if (!e) throw new AppError('not_found');
     const options: GenerateOptions = {
       pageSize: this.pageSize,
       afterPage: (page) => this.afterPage(page),
     };
-    return {
-      [EXPORT_USERS]: {
-        permission: 'exports.write',
-        maxItems: 1,
-        internal: true,
-        prepare: async (accountId, payload: { export_id: number }) => {
-          const e = await repo.get(this.db, accountId, payload.export_id);
-          if (!e) throw new AppError('not_found');
-          return generate(this.db, this.clock, this.files, e, {
-            ...options,
-            pageSize: this.pageSize,
-          });
-        },
-        apply: async (tx, _accountId, payload: { export_id: number }, ctx) => {
-          const done = ctx.prepared as Awaited<ReturnType<typeof generate>>;
-          const expiresAt = new Date(this.clock.now().getTime() + RETENTION_MS).toISOString();
-          await repo.complete(tx, payload.export_id, { ...done, expiresAt });
-          return { export_id: String(payload.export_id), file_id: String(done.fileId) };
-        },
-        failed: async (tx, _accountId, payload: { export_id: number }, err) => {
-          const reason =
-            err instanceof AppError
-              ? err.code
-              : 'The file could not be written; resume the operation to try again.';
-          await repo.fail(tx, payload.export_id, reason);
-        },
-      },
-    };
+    return generate(this.db, this.clock, this.files, e, options);
+  }
+
+  /** The item's transaction: the export is completed, kept RETENTION_MS from now. */
+  async recordCompleted(tx: Tx, exportId: number, done: Awaited<ReturnType<typeof generate>>) {
+    const expiresAt = new Date(this.clock.now().getTime() + RETENTION_MS).toISOString();
+    await repo.complete(tx, exportId, { ...done, expiresAt });
+  }
+
+  /** The failing item's transaction: the export is failed, with a reason. */
+  async recordFailed(tx: Tx, exportId: number, err: unknown) {
+    const reason =
+      err instanceof AppError
+        ? err.code
+        : 'The file could not be written; resume the operation to try again.';
+    await repo.fail(tx, exportId, reason);
   }
 
   /** The sweep: deletes the bytes of exports past their retention, then marks them expired. */

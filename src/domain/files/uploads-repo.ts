@@ -22,13 +22,15 @@ export interface Upload {
   storageUploadId: string;
   fileId: number | null;
   failureReason: string | null;
+  /** When the store joined the parts into the object (a completion may be retried from there). */
+  joinedAt: string | null;
   revision: string;
   expiresAt: string;
   createdAt: string;
   updatedAt: string;
 }
 
-export type NewUpload = Omit<Upload, 'id' | 'fileId' | 'failureReason'>;
+export type NewUpload = Omit<Upload, 'id' | 'fileId' | 'failureReason' | 'joinedAt'>;
 
 const map = (r: any): Upload => ({
   id: Number(r.id),
@@ -45,6 +47,7 @@ const map = (r: any): Upload => ({
   storageUploadId: r.storage_upload_id,
   fileId: r.file_id === null || r.file_id === undefined ? null : Number(r.file_id),
   failureReason: r.failure ?? null,
+  joinedAt: r.joined_at ?? null,
   revision: r.revision,
   expiresAt: r.expires_at,
   createdAt: r.created_at,
@@ -55,6 +58,8 @@ export interface UploadChange {
   status: UploadStatus;
   fileId?: number;
   failureReason?: string;
+  /** Kept as it was unless given. */
+  joinedAt?: string | null;
   revision: string;
   updatedAt: string;
 }
@@ -105,13 +110,13 @@ export const uploadsRepo = {
       status: change.status,
       file_id: change.fileId ?? null,
       failure: change.failureReason ?? null,
+      ...(change.joinedAt !== undefined ? { joined_at: change.joinedAt } : {}),
       revision: change.revision,
       updated_at: change.updatedAt,
     });
     return n > 0;
   },
 
-  /** Unfinished uploads whose 24 hours have passed (at most `limit`). */
   /** The account's unfinished uploads end now: they read as expired and the sweep deletes their parts. */
   expireAccount(tx: Tx, accountId: number, now: string): Promise<number> {
     return tx('uploads')
@@ -120,6 +125,7 @@ export const uploadsRepo = {
       .update({ expires_at: now });
   },
 
+  /** Unfinished uploads whose 24 hours have passed (at most `limit`). */
   async expired(q: Tx | Db, now: string, limit: number): Promise<Upload[]> {
     const rows = await q('uploads')
       .whereIn('status', ['pending', 'completing'])

@@ -11,7 +11,7 @@ import { newRevision } from '../shared/ids.ts';
 import { checkUploadRequest, partBytes, partLayout, UPLOAD_TTL_MS } from './limits.ts';
 import { filesRepo, type Purpose } from './repo.ts';
 import { linkExpiry, newStorageKey } from './service.ts';
-import { integrityMismatch } from './storage/errors.ts';
+import { integrityMismatch, storageError } from './storage/errors.ts';
 import { normalizeEtag } from './storage/local.ts';
 import type { PartTag, Storage, StoredPart } from './storage/types.ts';
 import { uploadsRepo, type Upload, type UploadStatus } from './uploads-repo.ts';
@@ -72,6 +72,7 @@ export class UploadsService {
       storageUploadId,
       fileId: null,
       failureReason: null,
+      joinedAt: null,
       revision: newRevision(),
       expiresAt: new Date(now.getTime() + UPLOAD_TTL_MS).toISOString(),
       createdAt: now.toISOString(),
@@ -159,11 +160,17 @@ export class UploadsService {
   /**
    * Joins the parts and checks them. Runs outside any request transaction: reading gigabytes
    * inside one would hold SQLite's writer for the whole time. Completing a completed upload
-   * answers it again, so a client that lost the answer may simply retry.
+   * answers it again, so a client that lost the answer may simply retry. Once the parts are
+   * joined the upload is marked so (joined_at): if reading the object back fails (503), a retry
+   * checks the joined object again instead of finding the upload stuck in `completing`.
    */
   async complete(accountId: number, id: number, parts: CompletedPart[]): Promise<Upload> {
     const u = await this.get(accountId, id);
     if (u.status === 'completed') return u;
+    if (u.status === 'completing' && u.joinedAt) {
+      checkPartList(u, parts);
+      return this.finish(u, parts);
+    }
     requireStatus(u, ['pending']);
     checkPartList(u, parts);
     // Parts first, from the store's listing: a part missing, cut short or with another ETag is
@@ -209,6 +216,17 @@ export class UploadsService {
       await release().catch(() => undefined);
       throw err;
     }
+    const joined = this.change('completing', { joinedAt: this.clock.now().toISOString() });
+    await this.write(undefined, (tx) => uploadsRepo.transition(tx, u.id, ['completing'], joined));
+    return this.finish({ ...u, ...joined }, parts);
+  }
+
+  /**
+   * Reads the joined object once and checks it against what was declared: a mismatch fails the
+   * upload (its bytes are deleted), a match creates the file. A store that fails while reading
+   * is 503 and leaves the upload `completing` and joined, for a retry to check again.
+   */
+  private async finish(u: Upload, parts: CompletedPart[]): Promise<Upload> {
     const declared = {
       size: u.size,
       sha256: u.sha256,
@@ -216,7 +234,13 @@ export class UploadsService {
       partSha256: new Map(parts.map((p) => [p.number, p.sha256.toLowerCase()])),
       contentType: u.contentType,
     };
-    const mismatch = await verifyBytes(await this.storage.read(u.storageKey), declared);
+    let mismatch;
+    try {
+      mismatch = await verifyBytes(await this.storage.read(u.storageKey), declared);
+    } catch (err) {
+      // The stream may fail after it started (a reset socket): still the store's failure.
+      throw storageError(err);
+    }
     if (mismatch) {
       // The parts are joined (S3 keeps no parts after that): this upload is over.
       await this.storage.remove(u.storageKey).catch(() => undefined);
@@ -224,9 +248,9 @@ export class UploadsService {
       await this.write(undefined, (tx) => uploadsRepo.transition(tx, u.id, ['completing'], failed));
       throw integrityMismatch(mismatch.reason, mismatch.message, mismatch.field);
     }
-    return this.write(undefined, async (tx) => {
+    const finished = await this.write(undefined, async (tx) => {
       const fileId = await filesRepo.insert(tx, {
-        accountId,
+        accountId: u.accountId,
         purpose: u.purpose,
         filename: u.filename,
         contentType: u.contentType,
@@ -236,9 +260,19 @@ export class UploadsService {
         storageKey: u.storageKey,
       });
       const done = this.change('completed', { fileId });
-      await uploadsRepo.transition(tx, u.id, ['completing'], done);
+      // Two retries may check the same joined object at once: one creates the file, and the
+      // other's insert rolls back with its transaction.
+      if (!(await uploadsRepo.transition(tx, u.id, ['completing'], done))) {
+        throw new AppError('state_conflict');
+      }
       return { ...u, ...done, failureReason: null };
+    }).catch(async (err) => {
+      if (!(err instanceof AppError && err.code === 'state_conflict')) throw err;
+      const now = await this.get(u.accountId, u.id);
+      if (now.status === 'completed') return now;
+      throw err;
     });
+    return finished;
   }
 
   /** Deletes the parts of unfinished uploads past their 24 hours (the sweep.uploads job). */
@@ -280,7 +314,10 @@ export class UploadsService {
     );
   }
 
-  private change(status: UploadStatus, extra: { fileId?: number; failureReason?: string } = {}) {
+  private change(
+    status: UploadStatus,
+    extra: { fileId?: number; failureReason?: string; joinedAt?: string } = {},
+  ) {
     return {
       status,
       ...extra,

@@ -192,8 +192,9 @@ export class OperationRunner {
         } catch (err) {
           if (err instanceof OwnershipLost) throw err;
           // A business rejection is final for the item; anything else may pass on another try,
-          // so the attempt stops there and the operation can be resumed.
-          const retryable = !isAppError(err);
+          // so the attempt stops there and the operation can be resumed. A 503 (a store or
+          // service that failed or timed out: storage_unavailable) is not a rejection.
+          const retryable = !isAppError(err) || err.status === 503;
           await type.failed?.(tx, accountId, item.payload, err);
           await repo.updateItem(tx, item.id, {
             status: 'failed',

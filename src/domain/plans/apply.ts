@@ -4,7 +4,6 @@
 // meantime fails the item with revision_mismatch (not retryable).
 import type { Tx } from '../../db/knex.ts';
 import { AppError } from '../../errors.ts';
-import type { BatchType } from '../operations/batch-types.ts';
 import type { TagsService } from '../tags/service.ts';
 import type { CatalogService } from '../catalog/service.ts';
 import type { WebhooksService } from '../webhooks/service.ts';
@@ -105,20 +104,21 @@ async function write(tx: Tx, accountId: number, c: Change, deps: ApplyDeps): Pro
   return id!;
 }
 
-export function planBatchType(deps: ApplyDeps): BatchType {
-  return {
-    permission: 'plans.write',
-    // One item per change; prune may delete every resource of an account.
-    maxItems: Number.MAX_SAFE_INTEGER,
-    internal: true,
-    async apply(tx, accountId, payload: { plan_id: number; change: number }) {
-      const plan = await plansRepo.get(tx, accountId, payload.plan_id);
-      const c = plan?.changes[payload.change];
-      if (!c) throw new AppError('not_found');
-      const id = await write(tx, accountId, c, deps);
-      if (c.action === 'delete') await plansRepo.unbind(tx, accountId, c.type, id);
-      else await plansRepo.bind(tx, accountId, c.type, c.key, id);
-      return { action: c.action, type: c.type, key: c.key, id: String(id) };
-    },
-  };
+/**
+ * One item of `plan.apply` (src/batches/plan-apply.ts): applies change N of the plan and keeps
+ * the operator's key bound to the resource (or unbound, for a deletion).
+ */
+export async function applyChange(
+  tx: Tx,
+  accountId: number,
+  payload: { plan_id: number; change: number },
+  deps: ApplyDeps,
+) {
+  const plan = await plansRepo.get(tx, accountId, payload.plan_id);
+  const c = plan?.changes[payload.change];
+  if (!c) throw new AppError('not_found');
+  const id = await write(tx, accountId, c, deps);
+  if (c.action === 'delete') await plansRepo.unbind(tx, accountId, c.type, id);
+  else await plansRepo.bind(tx, accountId, c.type, c.key, id);
+  return { action: c.action, type: c.type, key: c.key, id: String(id) };
 }

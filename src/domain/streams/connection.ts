@@ -1,5 +1,5 @@
-// One open connection of an event stream: Server-Sent Events written to a Readable the HTTP layer
-// sends. It holds the stream's lease (one connection per stream, across instances), reads the
+// One open connection of an event stream: the messages it sends, in order, on an object-mode
+// Readable (the HTTP layer writes them as Server-Sent Events: src/http/v3/sse.ts). It holds the stream's lease (one connection per stream, across instances), reads the
 // account's events after its position when told of new ones (and on every tick, in case a
 // notification was missed), re-checks its credential on every tick and closes, after a comment
 // saying why, when the credential stops being active or the stream is deleted.
@@ -8,7 +8,7 @@ import type { Clock } from '../../clock.ts';
 import { isPostgres, type Db } from '../../db/knex.ts';
 import { inTransaction } from '../../db/tx.ts';
 import type { Logger } from '../../log.ts';
-import { eventEnvelope, type Event } from '../events/types.ts';
+import type { Event } from '../events/types.ts';
 import { streamsRepo as repo } from './repo.ts';
 
 /** Events read per query; the next batch is read once the client has taken this one. */
@@ -47,8 +47,16 @@ export interface ConnectionOptions {
   heartbeatMs: number;
 }
 
-const frame = (e: Event) =>
-  `id: ${e.id}\nevent: ${e.type}\ndata: ${JSON.stringify(eventEnvelope(e))}\n\n`;
+/** What a connection sends; how it looks on the wire is the HTTP layer's business. */
+export type StreamMessage =
+  | { kind: 'open'; streamId: number; retryMs: number }
+  | { kind: 'event'; event: Event }
+  | { kind: 'heartbeat' }
+  /** The last message: why the connection ends. */
+  | { kind: 'closed'; reason: string };
+
+/** How long a client waits before reconnecting (sent when the connection opens). */
+const RETRY_MS = 3_000;
 
 export class StreamConnection {
   readonly readable: Readable;
@@ -82,6 +90,7 @@ export class StreamConnection {
     this.tickMs = Math.min(o.heartbeatMs, MAX_TICK_MS);
     this.done = new Promise((resolve) => (this.resolveDone = resolve));
     this.readable = new Readable({
+      objectMode: true,
       read: () => {
         if (!this.paused) return;
         this.paused = false;
@@ -94,7 +103,7 @@ export class StreamConnection {
   }
 
   start(): void {
-    this.write(`retry: 3000\n: stream ${this.o.streamId} open\n\n`);
+    this.write({ kind: 'open', streamId: this.o.streamId, retryMs: RETRY_MS });
     this.timer = setInterval(() => void this.tick(), this.tickMs);
     this.wake();
   }
@@ -119,10 +128,10 @@ export class StreamConnection {
       });
   }
 
-  /** Ends the connection after a comment saying why (an EventSource ignores comments). */
+  /** Ends the connection after a last message saying why. */
   close(reason: string): void {
     if (this.closed) return;
-    this.write(`: closed: ${reason}\n\n`);
+    this.write({ kind: 'closed', reason });
     this.closed = true;
     this.readable.push(null);
     void this.release();
@@ -145,9 +154,9 @@ export class StreamConnection {
     await this.done;
   }
 
-  private write(text: string): void {
+  private write(message: StreamMessage): void {
     this.lastWrite = performance.now();
-    if (!this.readable.push(text)) this.paused = true;
+    if (!this.readable.push(message)) this.paused = true;
   }
 
   private async pump(): Promise<void> {
@@ -167,7 +176,7 @@ export class StreamConnection {
         for (const e of events) {
           if (this.closed) return;
           this.position = e.id;
-          this.write(frame(e));
+          this.write({ kind: 'event', event: e });
         }
         if (events.length < BATCH && !more) break;
       }
@@ -219,7 +228,7 @@ export class StreamConnection {
       if (!kept)
         return this.close((await repo.exists(db, streamId)) ? 'replaced' : 'stream_deleted');
       if (performance.now() - this.lastWrite >= this.o.heartbeatMs - this.tickMs / 2)
-        this.write(': heartbeat\n\n');
+        this.write({ kind: 'heartbeat' });
       this.wake();
     } catch (err) {
       this.deps.logger.warn({ err, stream_id: this.o.streamId }, 'event stream: tick failed');

@@ -1,7 +1,8 @@
 // The v3 request pipeline, stage by stage (src/http/v3/stages/):
 //   limits (source) -> route (+ deprecation) -> authentication -> limits (account, credential)
-//   -> permission -> Accept -> input (parameters, Idempotency-Key, body) -> execute (handler, in
-//   one transaction with the recorded result when keyed) -> respond -> audit.
+//   -> permission -> Accept -> input (parameters, Idempotency-Key, body) -> idempotent(execute)
+//   (the bound handler, run in one transaction with the recorded result when keyed) -> respond
+//   (JSON, or Server-Sent Events) -> audit.
 // Every failure is an AppError rendered once, in the specification's envelope. Each operation of
 // the catalog says what body it takes and what it answers (JSON, or a stream of events), so the
 // stages need no special cases per route.
@@ -22,8 +23,10 @@ import { renderError, renderJson, toAppError } from './render.ts';
 import { V3_BASE } from './router.ts';
 import { auditStage, type Trace } from './stages/audit.ts';
 import { executeStage, type Answer } from './stages/execute.ts';
+import { idempotentStage } from './stages/idempotent.ts';
 import { authorize, negotiate, readInput } from './stages/input.ts';
 import { limitsStage } from './stages/limits.ts';
+import { sseBody } from './sse.ts';
 import { routeStage } from './stages/route.ts';
 
 export interface PipelineDeps {
@@ -50,7 +53,7 @@ function respond(ctx: Context, op: Operation, answer: Answer): void {
     ctx.status = answer.status;
     for (const [k, v] of Object.entries(answer.headers ?? {})) ctx.set(k, v);
     ctx.type = 'text/event-stream';
-    ctx.body = answer.stream;
+    ctx.body = sseBody(answer.stream);
     return;
   }
   renderJson(ctx, answer.status, answer.body, answer.headers);
@@ -60,7 +63,8 @@ export function v3Pipeline(deps: PipelineDeps): Middleware {
   const { services } = deps;
   const limits = limitsStage(services.rateLimits);
   const route = routeStage(deps.catalog, deps.clock, deps.publicBaseUrl);
-  const execute = executeStage(deps.db, deps.handlers, services.idempotency);
+  const execute = executeStage(deps.handlers);
+  const idempotent = idempotentStage(deps.db, services.idempotency);
   const audit = auditStage(services.audit, deps.clock, deps.onError);
 
   async function run(ctx: Context, trace: Trace, locale: Locale): Promise<void> {
@@ -74,7 +78,8 @@ export function v3Pipeline(deps: PipelineDeps): Middleware {
     authorize(op, auth);
     negotiate(ctx, op);
     const input = await readInput(ctx, op, params, locale);
-    respond(ctx, op, await execute(ctx, op, input, auth, locale));
+    const run = execute(ctx, op, input, auth, locale);
+    respond(ctx, op, await idempotent(ctx, op, input, auth, run));
   }
 
   return async function v3(ctx, next) {

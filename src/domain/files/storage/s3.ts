@@ -1,7 +1,8 @@
 // S3-compatible object storage (STORAGE_URL=s3://[key:secret@]bucket?endpoint=...&region=...).
 // Clients send parts straight to the store through URLs it presigns itself; objects are read and
 // written as streams. Credentials come from the URL or, without one, the SDK's usual chain
-// (AWS_ACCESS_KEY_ID, profiles, instance roles).
+// (AWS_ACCESS_KEY_ID, profiles, instance roles). `connect_timeout_ms` and `timeout_ms` bound how
+// long a store that does not answer can hold a request (defaults 5 s and 30 s).
 import { Readable } from 'node:stream';
 import {
   AbortMultipartUploadCommand,
@@ -31,6 +32,10 @@ export interface S3Options {
   endpoint: string | undefined;
   region: string;
   credentials: { accessKeyId: string; secretAccessKey: string } | undefined;
+  /** Connecting to the store. */
+  connectTimeoutMs: number;
+  /** Waiting for a response's headers, and for each next byte of a body. */
+  timeoutMs: number;
 }
 
 export function parseStorageUrl(url: string): S3Options {
@@ -48,7 +53,19 @@ export function parseStorageUrl(url: string): S3Options {
           secretAccessKey: decodeURIComponent(u.password),
         }
       : undefined,
+    connectTimeoutMs: millis(u, 'connect_timeout_ms', 5_000),
+    timeoutMs: millis(u, 'timeout_ms', 30_000),
   };
+}
+
+function millis(u: URL, name: string, fallback: number): number {
+  const raw = u.searchParams.get(name);
+  if (raw === null) return fallback;
+  const n = Number(raw);
+  if (!Number.isInteger(n) || n <= 0) {
+    throw new Error(`STORAGE_URL: ${name} must be a positive number of milliseconds`);
+  }
+  return n;
 }
 
 /** What put() buffers before sending a part: bounded memory whatever the object's size. */
@@ -68,8 +85,15 @@ export class S3Storage implements Storage {
       forcePathStyle: true,
       credentials: options.credentials,
       maxAttempts: 2,
-      // A store that does not answer must fail the request (503), not hang it.
-      requestHandler: { connectionTimeout: 5_000, requestTimeout: 60_000 },
+      // A store that does not answer must fail the request (503), not hang it. The SDK's
+      // requestTimeout (until the response's headers) only logs a warning unless told to throw;
+      // socketTimeout fails a request, or a body being streamed, idle that long.
+      requestHandler: {
+        connectionTimeout: options.connectTimeoutMs,
+        requestTimeout: options.timeoutMs,
+        throwOnRequestTimeout: true,
+        socketTimeout: options.timeoutMs,
+      },
     });
   }
 

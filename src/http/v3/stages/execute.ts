@@ -1,22 +1,16 @@
-// Stage "execute": runs the handler. Without an Idempotency-Key it just runs. With one, the key is
-// reserved first; a repeat replays the recorded answer (Idempotent-Replayed: true); otherwise the
-// handler runs in one transaction with the recorded result, so the effects and what a retry will
-// be told commit together. A validation error or a 5xx frees the key; a business rejection is
-// recorded as the key's answer.
+// Stage "execute": finds the operation's handler and binds it to the request, so that the
+// idempotency stage (idempotent.ts) only decides in which transaction, if any, it runs.
 import type { Context } from 'koa';
 import type { Readable } from 'node:stream';
-import type { Db, Tx } from '../../../db/engine.ts';
-import { transaction } from '../../../db/tx.ts';
+import type { Tx } from '../../../db/engine.ts';
 import { AppError } from '../../../errors.ts';
 import type { Locale } from '../../../i18n/messages.ts';
 import type { AuthContext } from '../../../domain/credentials/auth.ts';
-import { requestHash, type IdempotencyService } from '../../../domain/idempotency/service.ts';
 import type { Operation } from '../catalog.ts';
 import type { HandlerContext, Handlers } from '../handlers/types.ts';
-import { toAppError } from '../render.ts';
 import type { Input } from './input.ts';
 
-/** What the response stage renders: a JSON text (or nothing), or a stream. */
+/** What the response stage renders: a JSON text (or nothing), or an event stream's messages. */
 export interface Answer {
   status: number;
   body: string | undefined;
@@ -24,24 +18,31 @@ export interface Answer {
   stream?: Readable;
 }
 
-/** Errors that mean "nothing was done": the Idempotency-Key is not consumed. */
-const NOT_CONSUMING = new Set(['validation_failed', 'unknown_field', 'unknown_parameter']);
+/** What a handler returns, whatever the operation. */
+export interface HandlerResult {
+  status: number;
+  body?: unknown;
+  headers?: Record<string, string>;
+  stream?: Readable;
+  /** False: the answer is shown once and never stored for a replay (a credential's secret). */
+  replayable?: boolean;
+}
 
-type AnyHandler = (c: HandlerContext<any>) => Promise<any>;
+/** The request's handler, ready to run in the given transaction (or in none). */
+export type Execute = (tx: Tx | undefined) => Promise<HandlerResult>;
 
-export function executeStage(db: Db, handlers: Handlers, idempotency: IdempotencyService) {
-  const text = (body: unknown) => (body === undefined ? undefined : JSON.stringify(body));
+type AnyHandler = (c: HandlerContext<any>) => Promise<HandlerResult>;
 
-  return async function execute(
+export function executeStage(handlers: Handlers) {
+  return function execute(
     ctx: Context,
     op: Operation,
     input: Input,
     auth: AuthContext,
     locale: Locale,
-  ): Promise<Answer> {
+  ): Execute {
     const handler = handlers[op.id as keyof Handlers] as unknown as AnyHandler | undefined;
     if (!handler) throw new AppError('operation_not_catalogued');
-    const { key } = input;
     const base = {
       params: input.params,
       query: input.query,
@@ -54,80 +55,6 @@ export function executeStage(db: Db, handlers: Handlers, idempotency: Idempotenc
       ifMatch: ctx.req.headers['if-match'],
       lastEventId: ctx.req.headersDistinct['last-event-id']?.[0],
     };
-
-    if (key === undefined) {
-      const result = await handler({ ...base, tx: undefined });
-      return {
-        status: result.status,
-        body: text(result.body),
-        headers: result.headers,
-        stream: result.stream,
-      };
-    }
-
-    const credentialId = auth.credential.id;
-    const reservation = await idempotency.reserve(
-      credentialId,
-      key,
-      requestHash(ctx.method, ctx.path, input.body),
-    );
-    if (reservation.kind === 'replay' && reservation.status >= 400) {
-      // A recorded rejection is rendered again, localized and with this request's id.
-      const { error } = JSON.parse(reservation.body!);
-      const { code, details, ...extra } = error;
-      throw new AppError(code, {
-        status: reservation.status,
-        details,
-        extra,
-        headers: { 'Idempotent-Replayed': 'true' },
-      });
-    }
-    if (reservation.kind === 'replay') {
-      return {
-        status: reservation.status,
-        body: reservation.body ?? undefined,
-        headers: { ...reservation.headers, 'Idempotent-Replayed': 'true' },
-      };
-    }
-    const { token } = reservation;
-    const run = async (tx: Tx | undefined, record: Tx | Db) => {
-      const result = await handler({ ...base, tx });
-      const body = text(result.body);
-      const replayable = result.replayable !== false;
-      await idempotency.complete(record, credentialId, key, token, {
-        status: result.status,
-        headers: result.headers ?? {},
-        // A response shown once (a credential's secret) is never stored, not even here.
-        body: replayable ? (body ?? null) : null,
-        replayable,
-      });
-      return { status: result.status, body, headers: result.headers };
-    };
-    try {
-      // An operation idempotent by nature may run outside the transaction (see Operation).
-      if (op.outsideTransaction) return await run(undefined, db);
-      return await transaction(db, (tx) => run(tx, tx));
-    } catch (err) {
-      const e = toAppError(err);
-      if (e.code === 'operation_ownership_lost') {
-        // Another attempt owns the key now; it records the result.
-      } else if (NOT_CONSUMING.has(e.code) || e.status >= 500) {
-        await idempotency.release(credentialId, key, token).catch(() => undefined);
-      } else {
-        // A business rejection is the request's result: a retry gets the same answer.
-        const body = JSON.stringify({ error: { code: e.code, details: e.details, ...e.extra } });
-        await idempotency
-          .complete(db, credentialId, key, token, {
-            status: e.status,
-            headers: {},
-            body,
-            replayable: true,
-          })
-          .catch(() => undefined);
-      }
-      throw err;
-    } finally {
-      idempotency.settle(credentialId, key, token);
-    }
+    return (tx) => handler({ ...base, tx });
   };
 }
