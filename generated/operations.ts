@@ -4,6 +4,7 @@ export const release = '3.6.0';
 export const operations = {
   getCapabilities: { method: 'GET', path: '/capabilities' },
   getOpenApiDocument: { method: 'GET', path: '/openapi.json' },
+  listRequests: { method: 'GET', path: '/requests' },
   getRequest: { method: 'GET', path: '/requests/{request_id}' },
   getCurrentCredential: { method: 'GET', path: '/credentials/current' },
   listCredentials: { method: 'GET', path: '/credentials' },

@@ -1,4 +1,4 @@
-// Migrations are TypeScript modules listed here, so they run the same under tsx and in tests.
+// Migrations are TypeScript modules listed here, so they run the same under node and in tests.
 import type { Knex } from 'knex';
 import { isPostgres, type Db } from './knex.ts';
 import { useIncrementalVacuum } from './vacuum.ts';
@@ -21,6 +21,7 @@ import * as m016 from './migrations/016_settings.ts';
 import * as m017 from './migrations/017_imports_exports.ts';
 import * as m018 from './migrations/018_auth_version.ts';
 import * as m019 from './migrations/019_plans.ts';
+import * as m022 from './migrations/022_audit_account_index.ts';
 
 const migrations: Record<string, Knex.Migration> = {
   '001_foundation': m001,
@@ -42,6 +43,7 @@ const migrations: Record<string, Knex.Migration> = {
   '017_imports_exports': m017,
   '018_auth_version': m018,
   '019_plans': m019,
+  '022_audit_account_index': m022,
 };
 
 const source: Knex.MigrationSource<string> = {
