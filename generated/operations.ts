@@ -124,6 +124,27 @@ export const operations = {
 
 export type OperationId = keyof typeof operations;
 
+/** The operations that answer a cursor page (`data` and `page`). */
+export const listOperations: readonly OperationId[] = [
+  'listRequests',
+  'listCredentials',
+  'listUsers',
+  'listTags',
+  'listProducts',
+  'listModules',
+  'listAccessSchedules',
+  'listOperationItems',
+  'listDeliveries',
+  'listTransactions',
+  'listUserEnrollments',
+  'listLessons',
+  'listEvents',
+  'listWebhooks',
+  'listWebhookDeliveries',
+  'listImportRows',
+  'listPlans',
+];
+
 /** Every permission a credential can hold (besides `*`): the contract's closed list. */
 export const permissions: readonly string[] = [
   'access_schedules.read',

@@ -148,10 +148,11 @@ t('paginate walks three pages, following page.next_cursor', async (ctx) => {
 
   // The same list named by its operationId, as the contract names it: the same users, in order.
   const byId: string[] = [];
+  const walked = cursors.length;
   for await (const user of api.paginate('listUsers', { query: { limit: 4 } }))
     byId.push(user.email);
-  assert.equal(byId, ids.length ? await emails(api, ids) : [], 'listUsers walks /users');
-  assert.is(cursors.length, 5, 'two more pages of 4');
+  assert.is(cursors.length - walked, 2, 'two pages of 4');
+  assert.equal(byId, await emails(api, ids), 'listUsers walks /users');
   // An operation that is not a list is the caller's mistake, said before any request.
   const before = cursors.length;
   try {

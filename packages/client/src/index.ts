@@ -13,7 +13,7 @@ import { ApiError } from './errors.ts';
 import { retrying, type RetryOptions } from './retry.ts';
 import type { paths } from './types.ts';
 // The contract's operationId table (generated); the build ships it as dist/operations.js.
-import { operations as operationTable } from '../../../generated/operations.ts';
+import { listOperations, operations as operationTable } from '../../../generated/operations.ts';
 
 export { ApiError, unwrap, type ErrorBody, type ErrorDetail } from './errors.ts';
 export { retryAfterMs, type RetryOptions } from './retry.ts';
@@ -101,9 +101,9 @@ export type V3Client = Client<ClientPaths> & {
 
 /** The path of a list operation's operationId; anything else is the caller's mistake. */
 function listPath(operationId: string): string {
-  const op = (operationTable as Record<string, { method: string; path: string }>)[operationId];
-  if (!op || op.method !== 'GET') throw new TypeError(`paginate: no list operation ${operationId}`);
-  return op.path;
+  if (!(listOperations as readonly string[]).includes(operationId))
+    throw new TypeError(`paginate: no list operation ${operationId}`);
+  return (operationTable as Record<string, { path: string }>)[operationId]!.path;
 }
 
 const STATE_CHANGING = new Set(['POST', 'PUT', 'PATCH', 'DELETE']);
