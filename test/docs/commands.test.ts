@@ -1,4 +1,4 @@
-// Every command block of docs/ (```sh and ```console fences) runs here, in order, through bash
+// Every command block of docs/*.md (```sh and ```console fences) runs here, in order, through bash
 // against one fresh server (`npm start` on a fresh SQLite database, its demo secrets exported as the
 // docs name them), and its exit code is checked. A block that cannot run here (a browser, another
 // machine, a public host, something that never ends or changes the working tree) says so in the
@@ -20,7 +20,10 @@ import { npmScriptArgs } from '../helpers/npm-scripts.ts';
 import { startProcess, type Proc } from '../server/processes.ts';
 
 const ROOT = path.resolve(import.meta.dirname, '../..');
-const DOCS = ['docs/guide.md', 'docs/deploy.md', 'docs/human-mode.md'];
+const DOCS = fs
+  .readdirSync(path.join(ROOT, 'docs'))
+  .filter((f) => f.endsWith('.md'))
+  .map((f) => `docs/${f}`);
 const MARKER = /^<!-- not-run: (.+?) -->$/;
 
 export interface Block {
