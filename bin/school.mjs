@@ -1,8 +1,8 @@
 #!/usr/bin/env node
 // `npx school ...` (or `school` once `npm link`ed): the CLI without npm's banner. The sources are
-// TypeScript run through tsx, as `npm start` runs the server.
-import { register } from 'tsx/esm/api';
+// TypeScript that Node runs itself (type stripping, Node 22.18+), as `npm start` runs the server;
+// the version check comes first because an older Node cannot load them at all.
+import '../src/node-version.mjs';
 
-register();
 const { main } = await import('../src/cli/school/main.ts');
 process.exitCode = await main(process.argv.slice(2));

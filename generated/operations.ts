@@ -4,6 +4,7 @@ export const release = '3.6.0';
 export const operations = {
   getCapabilities: { method: 'GET', path: '/capabilities' },
   getOpenApiDocument: { method: 'GET', path: '/openapi.json' },
+  listRequests: { method: 'GET', path: '/requests' },
   getRequest: { method: 'GET', path: '/requests/{request_id}' },
   getCurrentCredential: { method: 'GET', path: '/credentials/current' },
   listCredentials: { method: 'GET', path: '/credentials' },
@@ -122,6 +123,27 @@ export const operations = {
 } as const;
 
 export type OperationId = keyof typeof operations;
+
+/** The operations that answer a cursor page (`data` and `page`). */
+export const listOperations: readonly OperationId[] = [
+  'listRequests',
+  'listCredentials',
+  'listUsers',
+  'listTags',
+  'listProducts',
+  'listModules',
+  'listAccessSchedules',
+  'listOperationItems',
+  'listDeliveries',
+  'listTransactions',
+  'listUserEnrollments',
+  'listLessons',
+  'listEvents',
+  'listWebhooks',
+  'listWebhookDeliveries',
+  'listImportRows',
+  'listPlans',
+];
 
 /** Every permission a credential can hold (besides `*`): the contract's closed list. */
 export const permissions: readonly string[] = [

@@ -40,6 +40,28 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/requests": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * List audit-trail entries
+         * @description The audit trail of the account: one entry per call made with one of its credentials,
+         *     newest first (the order they were recorded), kept `AUDIT_RETENTION_DAYS` (90 by default).
+         *     `school logs tail` follows it by asking for what came `since` the last entry it printed.
+         */
+        get: operations["listRequests"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/requests/{request_id}": {
         parameters: {
             query?: never;
@@ -5280,6 +5302,50 @@ export interface operations {
                 };
                 content: {
                     "application/json": Record<string, never>;
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            406: components["responses"]["NotAcceptable"];
+            413: components["responses"]["PayloadTooLarge"];
+            415: components["responses"]["UnsupportedMediaType"];
+            422: components["responses"]["Unprocessable"];
+            429: components["responses"]["TooManyRequests"];
+            503: components["responses"]["ServiceUnavailable"];
+            default: components["responses"]["Error"];
+        };
+    };
+    listRequests: {
+        parameters: {
+            query?: {
+                /** @description Page size. */
+                limit?: components["parameters"]["Limit"];
+                /** @description Opaque cursor from `page.next_cursor` or `page.prev_cursor`; valid 24 hours, for the same sort and filters. */
+                cursor?: components["parameters"]["Cursor"];
+                /** @description Only entries recorded at or after this instant. */
+                since?: string;
+                /** @description Only answers with this status (`404`) or of this class (`4xx`). */
+                status?: string;
+                /** @description Only calls of this operation (`createUser`). */
+                operation_id?: string;
+            };
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description A page of audit entries. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        data: components["schemas"]["RequestEntry"][];
+                        page: components["schemas"]["Page"];
+                    };
                 };
             };
             400: components["responses"]["BadRequest"];

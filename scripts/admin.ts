@@ -1,5 +1,5 @@
 // `npm run admin -- <command>`: thin entry; the CLI lives in src/cli/admin.ts.
-import '../src/node-version.ts'; // first: before anything native loads
+import '../src/node-version.mjs'; // first: before anything native loads
 import { runAdmin } from '../src/cli/admin.ts';
 import { loadEnvFile } from '../src/env-file.ts';
 import { StartupError } from '../src/startup.ts';

@@ -25,10 +25,24 @@ try {
   // types.ts only re-exports types: its JavaScript is empty, its .d.ts becomes the real ones.
   fs.rmSync(path.join(DIST, 'types.js'));
   fs.copyFileSync(path.join(ROOT, 'generated/types.ts'), path.join(DIST, 'types.d.ts'));
+  // The operationId table (paginate('listUsers')) is real JavaScript: it moves in beside index.js.
+  for (const ext of ['.js', '.d.ts'])
+    fs.copyFileSync(
+      path.join(out, `generated/operations${ext}`),
+      path.join(DIST, `operations${ext}`),
+    );
   // tsc rewrites `./x.ts` to `./x.js` in JavaScript only; a consumer's tsc reads the .d.ts.
-  for (const file of fs.readdirSync(DIST).filter((f) => f.endsWith('.d.ts'))) {
+  for (const file of fs.readdirSync(DIST).filter((f) => /\.(d\.ts|js)$/.test(f))) {
     const text = fs.readFileSync(path.join(DIST, file), 'utf8');
-    fs.writeFileSync(path.join(DIST, file), text.replace(/(from '\.\/[\w-]+)\.ts'/g, "$1.js'"));
+    fs.writeFileSync(
+      path.join(DIST, file),
+      text
+        .replace(/(from '\.\/[\w-]+)\.ts'/g, "$1.js'")
+        .replace(
+          /from (['"])(?:\.\.\/)+generated\/operations\.(?:ts|js)\1/g,
+          "from './operations.js'",
+        ),
+    );
   }
 } finally {
   fs.rmSync(out, { recursive: true, force: true });

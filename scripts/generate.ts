@@ -27,11 +27,16 @@ async function render(): Promise<Record<string, string>> {
   // The closed list of permissions a credential can hold: every operation's x-permissions and
   // x-permissions-conditional (needed only for some requests, e.g. deliveries.archive).
   const permissions = new Set<string>();
+  // The GETs that answer a cursor page ({ data: [...], page }): the client's paginate() takes them.
+  const lists: string[] = [];
   for (const [p, item] of Object.entries<any>(doc.paths ?? {})) {
     for (const m of METHODS) {
       const op = item[m];
       if (!op) continue;
       rows.push(`  ${op.operationId}: { method: '${m.toUpperCase()}', path: '${p}' },`);
+      const ok = op.responses?.['200']?.content?.['application/json']?.schema;
+      if (m === 'get' && ok?.properties?.page?.$ref === '#/components/schemas/Page')
+        lists.push(`  '${op.operationId}',`);
       for (const name of [
         ...(op['x-permissions'] ?? []),
         ...(op['x-permissions-conditional'] ?? []),
@@ -45,6 +50,8 @@ async function render(): Promise<Record<string, string>> {
     `export const release = '${doc.info.version}';\n\n` +
     `export const operations = {\n${rows.join('\n')}\n} as const;\n\n` +
     `export type OperationId = keyof typeof operations;\n\n` +
+    `/** The operations that answer a cursor page (\`data\` and \`page\`). */\n` +
+    `export const listOperations: readonly OperationId[] = [\n${lists.join('\n')}\n];\n\n` +
     `/** Every permission a credential can hold (besides \`*\`): the contract's closed list. */\n` +
     `export const permissions: readonly string[] = [\n${permissionRows.join('\n')}\n];\n`;
   return {

@@ -45,7 +45,7 @@ function withVersion(text: string, version: string): string {
 
 function regenerate(root: string): void {
   const script = path.join(REPO_ROOT, 'scripts/generate.ts');
-  const run = spawnSync(process.execPath, ['--import', 'tsx', script, '--root', root], {
+  const run = spawnSync(process.execPath, [script, '--root', root], {
     cwd: REPO_ROOT,
     encoding: 'utf8',
   });

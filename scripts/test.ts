@@ -98,7 +98,8 @@ function runShard(
   const pattern = `^(${names.map(escape).join('|')})$`;
   const known = new Set(names);
   return new Promise((resolve) => {
-    const child = spawn(process.execPath, [uvuBin, '-r', 'tsx', 'test', pattern], {
+    // Node strips the types itself (as `npm start` runs the server): no tsx loader in between.
+    const child = spawn(process.execPath, [uvuBin, 'test', pattern], {
       cwd: root,
       env,
       stdio: ['ignore', 'pipe', 'pipe'],

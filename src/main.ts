@@ -1,7 +1,7 @@
 // Entry: load config, open the database (migrations run in createApp), bootstrap an empty
 // database with a demo account, serve HTTP, run the workers in-process (unless WORKERS=false),
 // and shut down gracefully on SIGTERM/SIGINT.
-import './node-version.ts'; // first: before anything native loads
+import './node-version.mjs'; // first: before anything native loads
 import net from 'node:net';
 import { loadConfig, type Config } from './config.ts';
 import { holdSqliteLock } from './db/process-lock.ts';

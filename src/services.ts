@@ -156,7 +156,7 @@ export async function createServices({ config, db, clock, logger, ...deps }: Ser
     metrics,
     idempotency: new IdempotencyService(db, clock),
     rateLimits,
-    audit: new AuditService(db, config.auditRetentionDays),
+    audit: new AuditService(db, config.auditRetentionDays, cursors),
     // ---- access: accounts and their credentials; account settings ----
     accounts: new AccountsService(db, clock, secretsKey),
     credentials,

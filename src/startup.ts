@@ -5,21 +5,19 @@
 
 /** A start-up failure with an operator-facing message and its exit code. */
 export class StartupError extends Error {
-  constructor(
-    message: string,
-    readonly exitCode: 1 | 2 = 1,
-  ) {
+  readonly exitCode: 1 | 2;
+  constructor(message: string, exitCode: 1 | 2 = 1) {
     super(message);
+    this.exitCode = exitCode;
   }
 }
 
 /** A configuration value that cannot work: names the variable and what would. */
 export class ConfigError extends StartupError {
-  constructor(
-    readonly variable: string,
-    detail: string,
-  ) {
+  readonly variable: string;
+  constructor(variable: string, detail: string) {
     super(`${variable}: ${detail}`, 2);
+    this.variable = variable;
   }
 }
 

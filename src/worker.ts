@@ -1,7 +1,7 @@
 // `npm run worker`: the background workers alone, no HTTP (several of them, and several
 // `npm start` instances with WORKERS=false, may share one PostgreSQL database). SIGTERM or SIGINT:
 // stop claiming, let each running job finish its current unit or release it, then exit.
-import './node-version.ts'; // first: before anything native loads
+import './node-version.mjs'; // first: before anything native loads
 import { systemClock } from './clock.ts';
 import { loadConfig, type Config } from './config.ts';
 import { holdSqliteLock } from './db/process-lock.ts';

@@ -16,10 +16,12 @@ export interface CursorPayload {
 }
 
 export class CursorCodec {
-  constructor(
-    private readonly key: Buffer,
-    private readonly clock: Clock,
-  ) {}
+  private readonly key: Buffer;
+  private readonly clock: Clock;
+  constructor(key: Buffer, clock: Clock) {
+    this.key = key;
+    this.clock = clock;
+  }
 
   private sign(body: string): string {
     return crypto.createHmac('sha256', this.key).update(body).digest('base64url');

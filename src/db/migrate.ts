@@ -1,4 +1,4 @@
-// Migrations are TypeScript modules listed here, so they run the same under tsx and in tests.
+// Migrations are TypeScript modules listed here, so they run the same under node and in tests.
 import type { Knex } from 'knex';
 import { isPostgres, type Db } from './knex.ts';
 import { useIncrementalVacuum } from './vacuum.ts';
@@ -22,6 +22,7 @@ import * as m017 from './migrations/017_imports_exports.ts';
 import * as m018 from './migrations/018_auth_version.ts';
 import * as m019 from './migrations/019_plans.ts';
 import * as m021 from './migrations/021_upload_joined.ts';
+import * as m022 from './migrations/022_audit_account_index.ts';
 import * as m023 from './migrations/023_auth_version_order.ts';
 
 const migrations: Record<string, Knex.Migration> = {
@@ -45,6 +46,7 @@ const migrations: Record<string, Knex.Migration> = {
   '018_auth_version': m018,
   '019_plans': m019,
   '021_upload_joined': m021,
+  '022_audit_account_index': m022,
   '023_auth_version_order': m023,
 };
 

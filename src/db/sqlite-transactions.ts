@@ -45,6 +45,8 @@ export class SqliteTransactions {
   commits = 0;
   /** Called after every COMMIT (the SQLite job runner wakes on it: enqueued jobs are visible). */
   readonly committed = new Set<() => void>();
+  private readonly db: Db;
+  private readonly jobTimeoutMs: number;
 
   /**
    * @param jobTimeoutMs how long one job may hold the group. Past it the job fails and the group
@@ -52,10 +54,9 @@ export class SqliteTransactions {
    *   query on `db` inside a job) would otherwise block the database for good. knex gave up
    *   after its 60 s pool timeout.
    */
-  constructor(
-    private readonly db: Db,
-    private readonly jobTimeoutMs = 60_000,
-  ) {
+  constructor(db: Db, jobTimeoutMs = 60_000) {
+    this.db = db;
+    this.jobTimeoutMs = jobTimeoutMs;
     this.base = knexFactory({ client: 'better-sqlite3', useNullAsDefault: true, log: knexLog });
     // knex then leaves BEGIN to us (its SQLite ALTER TABLE, for one, opens no transaction of its own).
     (this.base.client as any).transacting = true;

@@ -39,12 +39,14 @@ export class SharedCounters {
   private failing = false;
   private lastPurge = 0;
   private readonly timer: NodeJS.Timeout;
+  private readonly db: Db;
+  private readonly clock: Clock;
+  private readonly durationMs: number;
 
-  constructor(
-    private readonly db: Db,
-    private readonly clock: Clock,
-    private readonly durationMs = 60_000,
-  ) {
+  constructor(db: Db, clock: Clock, durationMs = 60_000) {
+    this.db = db;
+    this.clock = clock;
+    this.durationMs = durationMs;
     this.timer = setInterval(() => void this.flush().catch(() => undefined), FLUSH_MS);
     this.timer.unref();
   }
@@ -173,11 +175,14 @@ export class SharedCounters {
 
 /** The part of rate-limiter-flexible's limiter that RateLimits uses. */
 export class SharedLimiter {
-  constructor(
-    private readonly counters: SharedCounters,
-    private readonly prefix: string,
-    readonly points: number,
-  ) {}
+  private readonly counters: SharedCounters;
+  private readonly prefix: string;
+  readonly points: number;
+  constructor(counters: SharedCounters, prefix: string, points: number) {
+    this.counters = counters;
+    this.prefix = prefix;
+    this.points = points;
+  }
 
   consume(key: string, points = 1): Promise<RateLimiterRes> {
     return this.counters.consume(`${this.prefix}:${key}`, this.points, points);

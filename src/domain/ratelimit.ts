@@ -28,14 +28,16 @@ export class RateLimits {
   private readonly limiters: Record<LimitKind, Limiter>;
   /** PostgreSQL: the counters shared with the other instances; null on SQLite. */
   readonly shared: SharedCounters | null;
+  private readonly onReject: (kind: LimitKind) => void;
 
   constructor(
     db: Db,
     clock: Clock,
     points: Record<LimitKind, number>,
     /** Told of every rejection (the metrics count them by kind). */
-    private readonly onReject: (kind: LimitKind) => void = () => undefined,
+    onReject: (kind: LimitKind) => void = () => undefined,
   ) {
+    this.onReject = onReject;
     const shared = isPostgres(db) ? new SharedCounters(db, clock) : null;
     this.shared = shared;
     const make = (kind: LimitKind): Limiter =>

@@ -30,11 +30,12 @@ export class PgJobs implements JobEngine {
   /** graphile-worker's own connections (it LISTENs on one): not taken from the request pool. */
   private readonly pool: pg.Pool;
   private readonly logger: Logger;
+  private readonly db: Db;
+  private readonly pino: Pino;
 
-  constructor(
-    private readonly db: Db,
-    private readonly pino: Pino,
-  ) {
+  constructor(db: Db, pino: Pino) {
+    this.db = db;
+    this.pino = pino;
     this.schema = workerSchema(db);
     this.pool = jobQueuePool({
       ...pgConnectionConfig(db),

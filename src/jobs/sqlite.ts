@@ -50,12 +50,15 @@ export class SqliteJobs implements JobEngine {
   private timers: NodeJS.Timeout[] = [];
   private unsubscribe: (() => void) | undefined;
   private readonly abort = new AbortController();
+  private readonly db: Db;
+  private readonly clock: Clock;
+  private readonly logger: Logger;
 
-  constructor(
-    private readonly db: Db,
-    private readonly clock: Clock,
-    private readonly logger: Logger,
-  ) {}
+  constructor(db: Db, clock: Clock, logger: Logger) {
+    this.db = db;
+    this.clock = clock;
+    this.logger = logger;
+  }
 
   get status(): JobEngineStatus {
     return this.stopping ? 'stopped' : this.started ? 'running' : 'idle';

@@ -1,12 +1,14 @@
 // The mock's validation proxy (`npm run mock -- --proxy URL`), as Prism's proxy: every request is
 // forwarded unchanged to a live server, and its answer is passed back with the contract's verdict:
-// when it breaks the contract (conformance.ts), an `X-Contract-Violations` header (a JSON array
-// of the problems) and one JSON log line. JSON bodies are read whole to be checked; anything else
+// when the request (request-check.ts) or the answer (conformance.ts) breaks the contract, an
+// `X-Contract-Violations` header (a JSON array of the problems, the request's first) and one JSON
+// log line. A bad request is still forwarded: what the server answers to it is checked too. JSON bodies are read whole to be checked; anything else
 // (event streams) streams through with its status and content type checked.
 import http from 'node:http';
 import { Readable } from 'node:stream';
 import { OpenAPIRouter } from 'openapi-backend';
 import { STREAMED, conformance } from './conformance.ts';
+import { requestConformance } from './request-check.ts';
 import { listen } from '../http/listen.ts';
 import { newRequestId } from '../domain/shared/ids.ts';
 
@@ -47,12 +49,14 @@ export interface ProxyOptions {
 export function createProxy(spec: any, target: string, options: ProxyOptions) {
   const origin = target.replace(/\/+$/, '').replace(new RegExp(`${options.apiRoot}$`), '');
   const check = conformance(spec, options.apiRoot);
+  const checkRequest = requestConformance(spec, options.apiRoot);
   const log = options.log ?? ((line: string) => console.log(line));
 
   const server = http.createServer(async (req, res) => {
     const url = new URL(req.url ?? '/', 'http://proxy');
     const chunks: Buffer[] = [];
     for await (const chunk of req) chunks.push(chunk as Buffer);
+    const asked = checkRequest(req.method!, url, req.headers, Buffer.concat(chunks));
     const headers = new Headers();
     for (const [name, value] of Object.entries(req.headers)) {
       if (NOT_FORWARDED.has(name) || value === undefined) continue;
@@ -107,7 +111,7 @@ export function createProxy(spec: any, target: string, options: ProxyOptions) {
     } else {
       body = STREAMED;
     }
-    const problems = check(req.method!, url.pathname, upstream.status, type, body);
+    const problems = [...asked, ...check(req.method!, url.pathname, upstream.status, type, body)];
     if (problems.length) {
       out[VIOLATIONS_HEADER] = asciiJson(problems);
       log(

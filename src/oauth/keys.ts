@@ -25,12 +25,15 @@ export class SigningKeys {
   private keys: LoadedKey[] = [];
   private active: { kid: string; privateKey: CryptoKey } | null = null;
   private loadedAt = -Infinity;
+  private readonly db: Db;
+  private readonly clock: Clock;
+  private readonly secretsKey: Buffer;
 
-  constructor(
-    private readonly db: Db,
-    private readonly clock: Clock,
-    private readonly secretsKey: Buffer,
-  ) {}
+  constructor(db: Db, clock: Clock, secretsKey: Buffer) {
+    this.db = db;
+    this.clock = clock;
+    this.secretsKey = secretsKey;
+  }
 
   /** Loads the keys, creating the first one on an empty database. */
   async init(): Promise<void> {

@@ -25,11 +25,14 @@ export interface AdminSession {
 const newToken = () => crypto.randomBytes(32).toString('base64url');
 
 export class Sessions {
-  constructor(
-    private readonly db: Db,
-    private readonly clock: Clock,
-    private readonly secretsKey: Buffer,
-  ) {}
+  private readonly db: Db;
+  private readonly clock: Clock;
+  private readonly secretsKey: Buffer;
+  constructor(db: Db, clock: Clock, secretsKey: Buffer) {
+    this.db = db;
+    this.clock = clock;
+    this.secretsKey = secretsKey;
+  }
 
   private at(offsetSeconds = 0): string {
     return new Date(this.clock.now().getTime() + offsetSeconds * 1000).toISOString();

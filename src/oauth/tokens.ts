@@ -17,12 +17,14 @@ import type { SigningKeys } from './keys.ts';
 
 /** An RFC 6749 section 5.2 error. */
 export class OAuthError extends Error {
-  constructor(
-    readonly error: string,
-    readonly description: string,
-    readonly status = 400,
-  ) {
+  readonly error: string;
+  readonly description: string;
+  readonly status: number;
+  constructor(error: string, description: string, status = 400) {
     super(error);
+    this.error = error;
+    this.description = description;
+    this.status = status;
   }
 }
 
@@ -49,12 +51,16 @@ const random = () => crypto.randomBytes(32).toString('base64url');
 const invalidGrant = (why: string) => new OAuthError('invalid_grant', why);
 
 export class TokenService {
-  constructor(
-    private readonly db: Db,
-    private readonly clock: Clock,
-    private readonly keys: SigningKeys,
-    private readonly issuer: string,
-  ) {}
+  private readonly db: Db;
+  private readonly clock: Clock;
+  private readonly keys: SigningKeys;
+  private readonly issuer: string;
+  constructor(db: Db, clock: Clock, keys: SigningKeys, issuer: string) {
+    this.db = db;
+    this.clock = clock;
+    this.keys = keys;
+    this.issuer = issuer;
+  }
 
   private at(offsetSeconds = 0): string {
     return new Date(this.clock.now().getTime() + offsetSeconds * 1000).toISOString();

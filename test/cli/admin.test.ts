@@ -1,7 +1,7 @@
 // The admin CLI end to end against a fresh database, then the app booted on that same database
 // proves each command's effect over HTTP. Most commands run in this process through runAdmin (the
 // CLI's whole logic, with its stdout, stderr and exit code captured); the tests marked "process"
-// run the real entry point (scripts/admin.ts under tsx), whose only extra is where output goes.
+// run the real entry point (`npm run admin` as package.json has it), whose only extra is where output goes.
 // A process costs two seconds of CPU to start: 40 of them made this the slowest suite.
 // On PostgreSQL the CLI cannot pick a schema, so the suite gets a database of its own.
 import { execFile } from 'node:child_process';
@@ -14,6 +14,7 @@ import { loadConfig } from '../../src/config.ts';
 import { TOTP_CONTEXT } from '../../src/domain/accounts/service.ts';
 import { loadSecretsKey, unseal } from '../../src/secrets-key.ts';
 import { runAdmin } from '../../src/cli/admin.ts';
+import { npmScriptArgs } from '../helpers/npm-scripts.ts';
 
 const ROOT = path.resolve(import.meta.dirname, '../..');
 
@@ -52,10 +53,9 @@ async function admin(databaseUrl: string, args: string[]): Promise<Run> {
 function adminProcess(databaseUrl: string, args: string[]): Promise<Run> {
   const env = { ...process.env, DATABASE_URL: databaseUrl };
   return new Promise((resolve) => {
-    // `node --import tsx` is what `npx tsx` runs, minus npx's own second of start-up.
     execFile(
       process.execPath,
-      ['--import', 'tsx', 'scripts/admin.ts', ...args],
+      [...npmScriptArgs('admin'), ...args], // npm run admin, minus npm's start-up
       { cwd: ROOT, env },
       (err, stdout, stderr) =>
         resolve(parseRun(err ? Number((err as { code?: number }).code ?? 1) : 0, stdout, stderr)),

@@ -48,7 +48,10 @@ t('the tarball holds ESM and its types, the contract included', ({ installed }) 
   assert.equal(manifest.engines, { node: '>=22.18' });
   const types = fs.readFileSync(path.join(installed, 'dist/types.d.ts'), 'utf8');
   assert.match(types, /"\/users\/\{user_id\}": \{/);
-  assert.match(fs.readFileSync(path.join(installed, 'dist/index.d.ts'), 'utf8'), /paginate<P/);
+  assert.match(
+    fs.readFileSync(path.join(installed, 'dist/index.d.ts'), 'utf8'),
+    /paginate<T extends ListPath \| ListOperationId>/,
+  );
   assert.ok(fs.existsSync(path.join(installed, '../../openapi-fetch')), 'openapi-fetch installed');
 });
 
@@ -142,7 +145,35 @@ t('paginate walks three pages, following page.next_cursor', async (ctx) => {
   assert.is(cursors.length, 3);
   assert.is(cursors[0], null);
   assert.ok(cursors[1] && cursors[2] && cursors[1] !== cursors[2]);
+
+  // The same list named by its operationId, as the contract names it: the same users, in order.
+  const byId: string[] = [];
+  const walked = cursors.length;
+  for await (const user of api.paginate('listUsers', { query: { limit: 4 } }))
+    byId.push(user.email);
+  assert.is(cursors.length - walked, 2, 'two pages of 4');
+  assert.equal(byId, await emails(api, ids), 'listUsers walks /users');
+  // An operation that is not a list is the caller's mistake, said before any request.
+  const before = cursors.length;
+  try {
+    for await (const _ of api.paginate('getUser' as 'listUsers')) break;
+    assert.unreachable('paginate should throw');
+  } catch (err) {
+    assert.instance(err, TypeError);
+    assert.match((err as Error).message, /no list operation getUser/);
+  }
+  assert.is(cursors.length, before);
 });
+
+/** The emails of users by id, in the order given (one GET each). */
+async function emails(api: any, ids: string[]): Promise<string[]> {
+  const out: string[] = [];
+  for (const id of ids) {
+    const r = await api.GET('/users/{user_id}', { params: { path: { user_id: id } } });
+    out.push(r.data.data.email);
+  }
+  return out;
+}
 
 t('errors are ApiError: status, code, message, details, request_id', async (ctx) => {
   const { ApiError, createClient, unwrap } = ctx.client;

@@ -536,7 +536,7 @@ test('an unresolvable $ref is an error, not a silent skip', () => {
 
 const dir = mkdtempSync(join(tmpdir(), 'contract-diff-'));
 test.after(() => rmSync(dir, { recursive: true, force: true }));
-// Run from the repo root so `--import tsx` resolves, whatever directory the tests start in.
+// Run from the repo root, whatever directory the tests start in.
 const root = fileURLToPath(new URL('../..', import.meta.url));
 const script = join(root, 'scripts/contract-diff.ts');
 function cli(...docs: Obj[]) {
@@ -545,7 +545,7 @@ function cli(...docs: Obj[]) {
     writeFileSync(file, stringify(doc));
     return file;
   });
-  const run = spawnSync(process.execPath, ['--import', 'tsx', script, ...files], {
+  const run = spawnSync(process.execPath, [script, ...files], {
     encoding: 'utf8',
     cwd: root,
   });
@@ -579,7 +579,7 @@ test('CLI exits 0 on breaking changes across majors and on no changes', () => {
 
 test('CLI exits 2 on usage, IO and parse errors', () => {
   const run = (...args: string[]) =>
-    spawnSync(process.execPath, ['--import', 'tsx', script, ...args], {
+    spawnSync(process.execPath, [script, ...args], {
       cwd: root,
       encoding: 'utf8',
     });

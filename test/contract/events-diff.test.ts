@@ -113,11 +113,11 @@ test('npm run contract:diff fails on a published event schema changed in place',
     const snapshot = path.join(tmp, 'snapshot.yaml');
     fs.writeFileSync(snapshot, withEventWebhooksText(text, path.join(tmp, 'spec/events')));
     const run = () =>
-      spawnSync(
-        process.execPath,
-        ['--import', 'tsx', 'scripts/contract-diff.ts', '--root', tmp, snapshot],
-        { cwd: ROOT, encoding: 'utf8', env: { ...process.env, INIT_CWD: ROOT } },
-      );
+      spawnSync(process.execPath, ['scripts/contract-diff.ts', '--root', tmp, snapshot], {
+        cwd: ROOT,
+        encoding: 'utf8',
+        env: { ...process.env, INIT_CWD: ROOT },
+      });
     const same = run();
     assert.is(same.status, 0, same.stderr);
 

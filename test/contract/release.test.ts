@@ -72,7 +72,7 @@ function tree(published: Record<string, Obj>, working: Obj, changelog?: string):
 }
 
 function run(script: string, ...args: string[]) {
-  const r = spawnSync(process.execPath, ['--import', 'tsx', `scripts/${script}.ts`, ...args], {
+  const r = spawnSync(process.execPath, [`scripts/${script}.ts`, ...args], {
     cwd: REPO_ROOT,
     encoding: 'utf8',
   });

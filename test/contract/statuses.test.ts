@@ -105,14 +105,10 @@ t('the check names each operation and status; --fix writes them in, once', ({ di
   const file = path.join(dir, 'tiny.yaml');
   fs.writeFileSync(file, TINY);
   const run = (...args: string[]) =>
-    spawnSync(
-      process.execPath,
-      ['--import', 'tsx', 'scripts/statuses.ts', '--spec', file, ...args],
-      {
-        cwd: ROOT,
-        encoding: 'utf8',
-      },
-    );
+    spawnSync(process.execPath, ['scripts/statuses.ts', '--spec', file, ...args], {
+      cwd: ROOT,
+      encoding: 'utf8',
+    });
   const check = run();
   assert.is(check.status, 1);
   assert.match(

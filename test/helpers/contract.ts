@@ -15,8 +15,10 @@ export class ContractChecker {
   private readonly ajv;
   private readonly router: V3Router;
   private readonly cache = new Map<string, any>();
+  private readonly spec: any;
 
-  constructor(private readonly spec: any) {
+  constructor(spec: any) {
+    this.spec = spec;
     this.ajv = new Ajv2020({ allErrors: true, strict: false });
     addFormats(this.ajv);
     // The contract spells out what `format: email` means (the Email schema's x-format-pattern).

@@ -24,8 +24,10 @@ class LegacyChecker {
   private readonly ajv;
   private readonly routes: Route[];
   private readonly cache = new Map<string, any>();
+  readonly doc: any;
 
-  constructor(readonly doc: any) {
+  constructor(doc: any) {
+    this.doc = doc;
     this.ajv = new Ajv2020({ allErrors: true, strict: false });
     addFormats(this.ajv);
     const email = doc.components.schemas.Email?.['x-format-pattern'];

@@ -1,4 +1,4 @@
-// Preloaded into worker processes by tests (`node --import tsx --import ./test/helpers/slow-grants.ts`):
+// Preloaded into worker processes by tests (`node --import ./src/node-version.mjs --import ./test/helpers/slow-grants.ts`):
 // each grant of access takes SLOW_GRANT_MS longer, so a test can kill the worker in the middle of
 // an import's processing attempt whatever the machine's speed. Production code has no such hook.
 import { EnrollmentsService } from '../../src/domain/enrollments/service.ts';

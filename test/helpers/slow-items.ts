@@ -1,4 +1,4 @@
-// Preloaded into worker processes by tests (`node --import tsx --import ./test/helpers/slow-items.ts`):
+// Preloaded into worker processes by tests (`node --import ./src/node-version.mjs --import ./test/helpers/slow-items.ts`):
 // each users.upsert item takes SLOW_ITEM_MS longer, so a test can stop the worker mid-batch
 // whatever the machine's speed. Production code has no such hook.
 import { UsersService } from '../../src/domain/users/service.ts';

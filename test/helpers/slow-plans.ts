@@ -1,4 +1,4 @@
-// Preloaded into worker processes by tests (`node --import tsx --import ./test/helpers/slow-plans.ts`):
+// Preloaded into worker processes by tests (`node --import ./src/node-version.mjs --import ./test/helpers/slow-plans.ts`):
 // each tag a plan's application creates takes SLOW_ITEM_MS longer, so a test can stop the worker
 // mid-application whatever the machine's speed. Production code has no such hook.
 import { TagsService } from '../../src/domain/tags/service.ts';

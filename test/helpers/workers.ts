@@ -3,6 +3,7 @@
 // `preload` slows items down (a test helper imported first); DEBUG_WORKERS=1 shows their output.
 import { spawn, type ChildProcess } from 'node:child_process';
 import path from 'node:path';
+import { npmScriptArgs } from './npm-scripts.ts';
 
 const ROOT = path.resolve(import.meta.dirname, '../..');
 
@@ -19,7 +20,8 @@ export function workerProcess(
   };
   if (database.schema) env.DATABASE_SCHEMA = database.schema;
   const preload = options.preload ? ['--import', options.preload] : [];
-  return spawn(process.execPath, ['--import', 'tsx', ...preload, 'src/worker.ts'], {
+  const [flags, entry] = [npmScriptArgs('worker').slice(0, -1), npmScriptArgs('worker').at(-1)!];
+  return spawn(process.execPath, [...flags, ...preload, entry], {
     cwd: ROOT,
     env,
     stdio: process.env.DEBUG_WORKERS ? 'inherit' : 'ignore',

@@ -27,14 +27,10 @@ t.before(async (ctx) => {
   const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'school-mock-'));
   const file = path.join(dir, 'widgets.yaml');
   fs.writeFileSync(file, stringify(FIXTURE));
-  const proc = spawn(
-    process.execPath,
-    ['--import', 'tsx', 'scripts/mock.ts', '--spec', file, '--port', '0'],
-    {
-      cwd: ROOT,
-      stdio: ['ignore', 'pipe', 'pipe'],
-    },
-  );
+  const proc = spawn(process.execPath, ['scripts/mock.ts', '--spec', file, '--port', '0'], {
+    cwd: ROOT,
+    stdio: ['ignore', 'pipe', 'pipe'],
+  });
   let stderr = '';
   proc.stderr!.on('data', (c: Buffer) => (stderr += c.toString()));
   const line = await new Promise<string>((resolve, reject) => {

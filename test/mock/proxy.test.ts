@@ -1,6 +1,7 @@
 // The mock's validation proxy: in front of the real server every answer passes through untouched
 // and unflagged; in front of a server that breaks the contract, each broken answer gets an
-// X-Contract-Violations header and a log line naming what is wrong. Also as a process:
+// X-Contract-Violations header and a log line naming what is wrong, and so does a request that
+// breaks it (forwarded all the same). Also as a process:
 // `npm run mock -- --proxy URL`.
 import { spawn } from 'node:child_process';
 import http from 'node:http';
@@ -24,9 +25,10 @@ function brokenServer(): http.Server {
       res.writeHead(status, { 'content-type': 'application/json', 'x-request-id': 'req_broken' });
       res.end(JSON.stringify(body));
     };
-    if (req.url === '/api/v3/users/7') return json(200, { data: { object: 'user', id: 7 } });
-    if (req.url === '/api/v3/tags') return json(418, { error: { code: 'teapot' } });
-    if (req.url === '/api/v3/capabilities') {
+    const path = req.url!.split('?')[0];
+    if (path === '/api/v3/users/7') return json(200, { data: { object: 'user', id: 7 } });
+    if (path === '/api/v3/tags') return json(418, { error: { code: 'teapot' } });
+    if (path === '/api/v3/capabilities') {
       res.writeHead(200, { 'content-type': 'text/plain' });
       return void res.end('fine');
     }
@@ -142,10 +144,76 @@ t('a broken answer is flagged: header and log line', async (ctx) => {
   assert.equal(logged[0].violations, user.violations);
 });
 
+t(
+  'a request that breaks the contract is flagged the same way, and still forwarded',
+  async (ctx) => {
+    const auth = { authorization: `Bearer ${ctx.b.secret}` };
+    const json = { ...auth, 'content-type': 'application/json' };
+    const unknownField = await through(ctx.real, '/api/v3/users', {
+      method: 'POST',
+      headers: { ...json, 'idempotency-key': 'proxy-bad-1' },
+      body: JSON.stringify({ name: 'Bia', email: 'bia@example.com', nickname: 'b' }),
+    });
+    const noKey = await through(ctx.real, '/api/v3/users', {
+      method: 'POST',
+      headers: json,
+      body: JSON.stringify({ name: 'Bia', email: 'bia@example.com' }),
+    });
+    const tooMany = await through(ctx.real, '/api/v3/users?limit=1000', { headers: auth });
+    const plain = await through(ctx.real, '/api/v3/tags', {
+      method: 'POST',
+      headers: { ...auth, 'content-type': 'text/plain', 'idempotency-key': 'proxy-bad-2' },
+      body: 'vip',
+    });
+    // The server's answers (its own errors, on contract) come back as they were; only the request
+    // is reported.
+    assert.equal(
+      [unknownField, noKey, tooMany, plain].map((a) => [
+        a.res.status,
+        JSON.parse(a.text).error.code,
+        a.violations,
+      ]),
+      [
+        [422, 'unknown_field', ['request body must NOT have additional properties (nickname)']],
+        [
+          422,
+          'idempotency_key_required',
+          ["request header must have required property 'idempotency-key'"],
+        ],
+        [422, 'validation_failed', ['request query/limit must be <= 200']],
+        [
+          415,
+          'unsupported_media_type',
+          ['request content-type text/plain is not declared (application/json)'],
+        ],
+      ],
+    );
+    const logged = ctx.lines.map((l) => JSON.parse(l).contract_violation);
+    assert.equal(
+      logged.map((l) => [l.method, l.path, l.status, l.violations]),
+      [
+        ['POST', '/api/v3/users', 422, unknownField.violations],
+        ['POST', '/api/v3/users', 422, noKey.violations],
+        ['GET', '/api/v3/users', 422, tooMany.violations],
+        ['POST', '/api/v3/tags', 415, plain.violations],
+      ],
+    );
+    assert.is(logged[0].request_id, unknownField.res.headers.get('x-request-id'));
+
+    // A bad request to a server that also answers badly: both, the request's first.
+    const both = await through(ctx.bad, '/api/v3/users/7?expand=everything');
+    assert.is(both.violations![0], 'request query must NOT have additional properties (expand)');
+    assert.ok(
+      both.violations!.includes('body/data/id must be string'),
+      both.violations!.join('\n'),
+    );
+  },
+);
+
 t('npm run mock -- --proxy URL: the same as a process', async (ctx) => {
   const proc = spawn(
     process.execPath,
-    ['--import', 'tsx', 'scripts/mock.ts', '--proxy', ctx.brokenUrl, '--port', '0'],
+    ['scripts/mock.ts', '--proxy', ctx.brokenUrl, '--port', '0'],
     { cwd: ROOT, stdio: ['ignore', 'pipe', 'pipe'] },
   );
   try {

@@ -11,6 +11,7 @@ import * as assert from 'uvu/assert';
 import type { Booted } from '../helpers/app.ts';
 import { main } from '../../src/cli/school/main.ts';
 import { Browser, bootOAuth, field, human, setupAdmin, signIn, type Admin } from './helpers.ts';
+import { npmScriptArgs } from '../helpers/npm-scripts.ts';
 
 const ROOT = path.resolve(import.meta.dirname, '../..');
 
@@ -32,7 +33,7 @@ t.after(async (ctx) => {
 });
 
 function cli(ctx: Ctx, args: string[], env: Record<string, string> = {}) {
-  const child = spawn(process.execPath, ['--import', 'tsx', 'scripts/school.ts', ...args], {
+  const child = spawn(process.execPath, [...npmScriptArgs('school'), ...args], {
     cwd: ROOT,
     env: {
       ...process.env,

@@ -60,11 +60,13 @@ export function totp(b: Booted, secret: string): string {
 export class Browser {
   readonly cookies = new Map<string, string>();
   readonly setCookieHeaders: string[] = [];
+  readonly base: string;
+  readonly headers: Record<string, string>;
 
-  constructor(
-    readonly base: string,
-    readonly headers: Record<string, string> = {},
-  ) {}
+  constructor(base: string, headers: Record<string, string> = {}) {
+    this.base = base;
+    this.headers = headers;
+  }
 
   async request(path: string, init: { method?: string; form?: Record<string, string> } = {}) {
     const headers: Record<string, string> = { ...this.headers };

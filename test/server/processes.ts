@@ -1,9 +1,10 @@
-// The server and the worker as child processes, as operators run them (`node --import tsx`, which
-// is what `npm start` / `npm run worker` run; spawning node itself means SIGTERM reaches it). Every
+// The server and the worker as child processes, as operators run them (the `node ...` line that
+// `npm start` / `npm run worker` run, from package.json; spawning node itself means SIGTERM reaches it). Every
 // stdout line is kept, parsed when it is JSON (pino lines, the demo bootstrap line).
 import { spawn, type ChildProcess } from 'node:child_process';
 import path from 'node:path';
 import readline from 'node:readline';
+import { npmScriptArgs } from '../helpers/npm-scripts.ts';
 
 const ROOT = path.resolve(import.meta.dirname, '../..');
 
@@ -18,7 +19,8 @@ export interface Proc {
 }
 
 export function startProcess(entry: 'src/main.ts' | 'src/worker.ts', env: NodeJS.ProcessEnv): Proc {
-  const proc = spawn(process.execPath, ['--import', 'tsx', entry], {
+  const script = entry === 'src/main.ts' ? 'start' : 'worker';
+  const proc = spawn(process.execPath, npmScriptArgs(script), {
     cwd: ROOT,
     env: { ...process.env, ...env },
     stdio: ['ignore', 'pipe', 'pipe'],

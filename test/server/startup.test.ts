@@ -12,6 +12,7 @@ import * as assert from 'uvu/assert';
 import type { TestDatabase } from '../helpers/app.ts';
 import { processDatabase } from '../cli/database.ts';
 import { startProcess, type Proc } from './processes.ts';
+import { npmScriptArgs } from '../helpers/npm-scripts.ts';
 import { createDb } from '../../src/db/knex.ts';
 import { closeSideConnections } from '../../src/db/reader.ts';
 
@@ -23,6 +24,7 @@ interface Exit {
   stderr: string;
 }
 
+/** `npm <script>` (start, worker, admin, mock) as package.json has it, on `node`. */
 function run(
   script: string,
   env: NodeJS.ProcessEnv,
@@ -32,7 +34,7 @@ function run(
   return new Promise((resolve) => {
     execFile(
       node,
-      ['--import', 'tsx', script, ...args],
+      [...npmScriptArgs(script), ...args],
       { cwd: ROOT, env: { ...process.env, LOG_LEVEL: 'info', ...env }, timeout: 60_000 },
       (err, stdout, stderr) =>
         resolve({ code: err ? Number((err as { code?: number }).code ?? 1) : 0, stdout, stderr }),
@@ -89,11 +91,10 @@ t('a variable that cannot work: exit 2, one line naming it', async (ctx) => {
       /^npm start: DATABASE_URL: unsupported 'mysql:\/\/root:\*\*\*@db\/school': use sqlite:/,
     ],
   ];
-  for (const [env, pattern] of cases)
-    oneLine(await run('src/main.ts', { ...base, ...env }), 2, pattern);
+  for (const [env, pattern] of cases) oneLine(await run('start', { ...base, ...env }), 2, pattern);
   // The worker reads the same configuration the same way.
   oneLine(
-    await run('src/worker.ts', { ...base, WORKERS: 'maybe' }),
+    await run('worker', { ...base, WORKERS: 'maybe' }),
     2,
     /^npm run worker: WORKERS: 'maybe'/,
   );
@@ -105,14 +106,14 @@ t('the port in use: exit 1, one line (server and mock)', async (ctx) => {
   try {
     const env = { DATABASE_URL: sqlite(ctx, 'port.db'), PORT: String(port), WORKERS: 'false' };
     oneLine(
-      await run('src/main.ts', env),
+      await run('start', env),
       1,
       new RegExp(
         `^npm start: port ${port} on 127\\.0\\.0\\.1 is already in use: stop the other process or set PORT`,
       ),
     );
     oneLine(
-      await run('scripts/mock.ts', {}, ['--port', String(port)]),
+      await run('mock', {}, ['--port', String(port)]),
       1,
       new RegExp(`^mock: port ${port} on 127\\.0\\.0\\.1 is already in use`),
     );
@@ -122,7 +123,7 @@ t('the port in use: exit 1, one line (server and mock)', async (ctx) => {
 });
 
 t('the database away: exit 1, one line, the password never shown', async () => {
-  const r = await run('src/main.ts', {
+  const r = await run('start', {
     DATABASE_URL: 'postgres://school:hunter2@127.0.0.1:1/school',
     PORT: '0',
   });
@@ -142,7 +143,7 @@ t(
     const first = startProcess('src/main.ts', env);
     ctx.procs.push(first);
     await first.waitFor((j) => j.msg === 'School Platform API listening');
-    const second = await run('src/main.ts', env);
+    const second = await run('start', env);
     oneLine(
       second,
       1,
@@ -154,11 +155,7 @@ t(
     const worker = startProcess('src/worker.ts', env);
     ctx.procs.push(worker);
     await worker.waitFor((j) => j.msg === 'worker running');
-    oneLine(
-      await run('src/worker.ts', env),
-      1,
-      /^npm run worker: another npm run worker \(pid \d+\)/,
-    );
+    oneLine(await run('worker', env), 1, /^npm run worker: another npm run worker \(pid \d+\)/);
     assert.is(await worker.stop(), 0, 'worker: ' + worker.stderr);
     assert.is(await first.stop(), 0, 'first: ' + first.stderr);
     // Stopped cleanly: the lock is gone. A lock left by a dead process (kill -9) is taken over.
@@ -184,7 +181,7 @@ t('a Node older than 22.18 is told so before anything native loads', async (ctx)
     console.log(`  (no Node older than 22 at ${old}: checked only on machines that have one)`);
     return;
   }
-  const r = await run('src/main.ts', { DATABASE_URL: sqlite(ctx, 'old.db'), PORT: '0' }, [], old);
+  const r = await run('start', { DATABASE_URL: sqlite(ctx, 'old.db'), PORT: '0' }, [], old);
   oneLine(
     r,
     2,
@@ -213,10 +210,7 @@ t(
     await server.waitFor((j) => j.msg === 'School Platform API listening');
 
     // The operator forgot SECRETS_KEY on the CLI: the key file of another data folder is used.
-    const cli = await run('scripts/admin.ts', { ...env, SECRETS_KEY: keyB }, [
-      'signing-key',
-      'rotate',
-    ]);
+    const cli = await run('admin', { ...env, SECRETS_KEY: keyB }, ['signing-key', 'rotate']);
     assert.is(cli.code, 2, cli.stderr);
     assert.is(cli.stdout, '');
     const error = JSON.parse(cli.stderr.trim().split('\n').pop()!).error;
@@ -227,16 +221,13 @@ t(
     );
 
     // The same key works: the server is unharmed and the CLI rotates.
-    const ok = await run('scripts/admin.ts', { ...env, SECRETS_KEY: keyA }, [
-      'signing-key',
-      'rotate',
-    ]);
+    const ok = await run('admin', { ...env, SECRETS_KEY: keyA }, ['signing-key', 'rotate']);
     assert.is(ok.code, 0, ok.stderr);
     assert.is(await server.stop(), 0, 'server: ' + server.proc.signalCode + ' ' + server.stderr);
 
     // A second instance with the wrong key stops at start; with the right one it starts.
     oneLine(
-      await run('src/main.ts', { ...env, SECRETS_KEY: keyB }),
+      await run('start', { ...env, SECRETS_KEY: keyB }),
       2,
       /^npm start: SECRETS_KEY does not match the key this database's secrets are sealed with/,
     );
@@ -252,7 +243,7 @@ t(
     await db.destroy();
     await closeSideConnections(db);
     oneLine(
-      await run('src/main.ts', { ...env, SECRETS_KEY: keyB }),
+      await run('start', { ...env, SECRETS_KEY: keyB }),
       2,
       /it does not open the secrets already sealed there/,
     );

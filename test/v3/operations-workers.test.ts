@@ -33,7 +33,7 @@ const rows = (n: number, tag: string) =>
 
 /** Every item succeeded once: had an item run again after its effect committed, it would say created: false. */
 async function assertAppliedOnce(b: Booted, id: string, n: number) {
-  // A restarted worker process starts (tsx, the app's modules, the job engine) before it resumes.
+  // A restarted worker process starts (the app's modules, the job engine) before it resumes.
   const op = await waitFor(b, id, undefined, undefined, 90_000);
   assert.is(op.status, 'succeeded');
   assert.equal(op.progress, { total: n, done: n, failed: 0 });
@@ -49,7 +49,7 @@ async function assertAppliedOnce(b: Booted, id: string, n: number) {
  * audit entry, and on SQLite the worker process holds the write lock for most of a batch.
  */
 async function startedWork(b: Booted, id: string) {
-  // A worker process starts (tsx, the modules, the job engine) before its first item: on a busy
+  // A worker process starts (the modules, the job engine) before its first item: on a busy
   // machine that alone has taken over 15 s.
   for (const deadline = Date.now() + 90_000; Date.now() < deadline;) {
     const row = await b.app

@@ -7,11 +7,13 @@
 //
 //   const api = createClient({ baseUrl: 'http://127.0.0.1:3000', secret });
 //   const { data, error } = await api.GET('/users/{user_id}', { params: { path: { user_id: '1' } } });
-//   for await (const user of api.paginate('/users', { query: { limit: 100 } })) console.log(user.id);
+//   for await (const user of api.paginate('listUsers', { query: { limit: 100 } })) console.log(user.id);
 import createFetchClient, { type Client } from 'openapi-fetch';
 import { ApiError } from './errors.ts';
 import { retrying, type RetryOptions } from './retry.ts';
 import type { paths } from './types.ts';
+// The contract's operationId table (generated); the build ships it as dist/operations.js.
+import { listOperations, operations as operationTable } from '../../../generated/operations.ts';
 
 export { ApiError, unwrap, type ErrorBody, type ErrorDetail } from './errors.ts';
 export { retryAfterMs, type RetryOptions } from './retry.ts';
@@ -40,6 +42,19 @@ export type ListPath = {
     ? P
     : never;
 }[keyof paths];
+type Table = typeof operationTable;
+/** The operationIds of those lists (`listUsers`): `paginate` takes one as well as a path. */
+export type ListOperationId = {
+  [K in keyof Table]: Table[K] extends { method: 'GET'; path: infer P }
+    ? P extends ListPath
+      ? K
+      : never
+    : never;
+}[keyof Table];
+/** The path of a list, named by its path or by its operationId. */
+export type ListPathOf<T extends ListPath | ListOperationId> = T extends ListOperationId
+  ? Extract<Table[T]['path'], ListPath>
+  : Extract<T, ListPath>;
 export type ListItem<P extends ListPath> = ListBody<P> extends { data: (infer T)[] } ? T : never;
 type ListParams<P extends ListPath> = paths[P] extends { get: { parameters: infer Q } } ? Q : never;
 export interface PageOptions<P extends ListPath> {
@@ -78,8 +93,18 @@ export type ClientPaths = {
 
 export type V3Client = Client<ClientPaths> & {
   /** Every item of a list, page after page (`page.next_cursor`); an error is thrown as ApiError. */
-  paginate<P extends ListPath>(path: P, options?: PageOptions<P>): AsyncGenerator<ListItem<P>>;
+  paginate<T extends ListPath | ListOperationId>(
+    list: T,
+    options?: PageOptions<ListPathOf<T>>,
+  ): AsyncGenerator<ListItem<ListPathOf<T>>>;
 };
+
+/** The path of a list operation's operationId; anything else is the caller's mistake. */
+function listPath(operationId: string): string {
+  if (!(listOperations as readonly string[]).includes(operationId))
+    throw new TypeError(`paginate: no list operation ${operationId}`);
+  return (operationTable as Record<string, { path: string }>)[operationId]!.path;
+}
 
 const STATE_CHANGING = new Set(['POST', 'PUT', 'PATCH', 'DELETE']);
 const METHODS = ['GET', 'PUT', 'POST', 'DELETE', 'OPTIONS', 'HEAD', 'PATCH', 'TRACE'] as const;
@@ -128,7 +153,8 @@ export function createClient(options: ClientOptions): V3Client {
   const typed = client as V3Client;
   for (const method of [...METHODS, 'request'] as const)
     Object.assign(typed, { [method]: call(method) });
-  typed.paginate = async function* (path, pageOptions = {}) {
+  typed.paginate = async function* (list, pageOptions = {}) {
+    const path = list.startsWith('/') ? list : listPath(list);
     let cursor: string | null | undefined;
     do {
       const query = { ...pageOptions.query, ...(cursor ? { cursor } : {}) };

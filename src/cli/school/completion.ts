@@ -16,6 +16,7 @@ export const COMMANDS: Record<string, string[]> = {
   apply: [],
   manifest: ['pull'],
   trigger: Object.keys(FIXTURES),
+  logs: ['tail'],
   completion: ['bash', 'zsh'],
 };
 
@@ -37,6 +38,8 @@ export const OPTIONS = [
   '--dry-run',
   '--columns',
   '--filters',
+  '--status',
+  '--since',
   '--help',
 ];
 

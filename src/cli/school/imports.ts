@@ -12,11 +12,10 @@ type Field = (typeof MAPPED)[number];
 
 /** A command line that cannot work (exit 2); `bare`: the message is printed as it is. */
 export class UsageError extends Error {
-  constructor(
-    message: string,
-    readonly bare = false,
-  ) {
+  readonly bare: boolean;
+  constructor(message: string, bare = false) {
     super(message);
+    this.bare = bare;
   }
 }
 

@@ -1,5 +1,5 @@
 // `npm run school -- <command>`: login, whoami, logout, operations watch, events listen, files,
-// imports run, exports. Human mode always pairs
+// imports run, exports, logs tail. Human mode always pairs
 // the administrator's access token with an API credential (--api-key or SCHOOL_API_KEY), which is
 // never stored.
 import { parseArgs } from 'node:util';
@@ -14,6 +14,7 @@ import { createClient } from '../../client/index.ts';
 import { listen } from './listen.ts';
 import { completionScript } from './completion.ts';
 import { trigger } from './trigger.ts';
+import { tail } from './logs.ts';
 import {
   UsageError,
   createExport,
@@ -72,6 +73,10 @@ Commands:
             make the account record one event of that type through the v3 routes
             that cause it (user.created, tag.assigned, enrollment.ended, ...), to try
             a webhook receiver or an event stream; test credentials (sch_test_...) only
+  logs tail [--status 4xx|404] [--since INSTANT]
+            follow the account's audit trail live: one line per request (time,
+            status, method, path, duration, request id, operation), from now on
+            (or from --since); --status keeps one status or a class. Ctrl-C stops.
   completion bash|zsh
             print a shell completion script: source <(npx school completion bash)
 
@@ -115,6 +120,8 @@ export async function main(argv: string[], io: Io = defaultIo): Promise<number> 
         columns: { type: 'string' },
         filters: { type: 'string' },
         type: { type: 'string' },
+        status: { type: 'string' },
+        since: { type: 'string' },
         output: { type: 'string', short: 'o' },
         help: { type: 'boolean', short: 'h' },
       },
@@ -292,6 +299,24 @@ export async function main(argv: string[], io: Io = defaultIo): Promise<number> 
           usage(`Usage: school trigger EVENT_TYPE`);
         }
         return await trigger(v3(key()), positionals[1], io);
+      }
+      case 'logs': {
+        if (positionals[1] !== 'tail') usage(`Usage: npx school logs tail [--status 4xx]`);
+        const stop = new AbortController();
+        const onSignal = () => stop.abort();
+        process.once('SIGINT', onSignal).once('SIGTERM', onSignal);
+        try {
+          return await tail({
+            client: v3(key()),
+            io,
+            status: values.status,
+            since: values.since,
+            intervalMs: pollMs,
+            signal: io.signal ?? stop.signal,
+          });
+        } finally {
+          process.off('SIGINT', onSignal).off('SIGTERM', onSignal);
+        }
       }
       case 'operations': {
         if (positionals[1] !== 'watch' || !positionals[2]) {

@@ -13,8 +13,11 @@ export class CliError extends Error {}
 
 export class Server {
   private metadata: oauth.AuthorizationServer | undefined;
+  readonly baseUrl: string;
 
-  constructor(readonly baseUrl: string) {}
+  constructor(baseUrl: string) {
+    this.baseUrl = baseUrl;
+  }
 
   /** oauth4webapi refuses http unless told; a local http server is the normal development case. */
   get options() {

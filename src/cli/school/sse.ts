@@ -18,8 +18,11 @@ export class SseParser {
   private id: string | undefined;
   private event = '';
   private data: string[] = [];
+  private readonly on: SseHandlers;
 
-  constructor(private readonly on: SseHandlers) {}
+  constructor(on: SseHandlers) {
+    this.on = on;
+  }
 
   feed(chunk: string): void {
     this.buffer += chunk;

@@ -43,12 +43,15 @@ export const ACCOUNT_STATUSES = ['active', 'blocked', 'removed', 'unavailable'] 
 export const TOTP_CONTEXT = 'administrator-totp';
 
 export class AccountsService {
+  private readonly db: Db;
+  private readonly clock: Clock;
+  private readonly secretsKey: Buffer;
   /** `secretsKey` seals administrators' TOTP secrets (src/secrets-key.ts). */
-  constructor(
-    private readonly db: Db,
-    private readonly clock: Clock,
-    private readonly secretsKey: Buffer,
-  ) {}
+  constructor(db: Db, clock: Clock, secretsKey: Buffer) {
+    this.db = db;
+    this.clock = clock;
+    this.secretsKey = secretsKey;
+  }
 
   private now(): string {
     return this.clock.now().toISOString();

@@ -1,6 +1,8 @@
 import type { Db, Tx } from '../../db/knex.ts';
 import { purgeInIdOrder } from '../../db/purge.ts';
 import { insertMany } from '../../db/statements.ts';
+import { keyset, pages, type PageParams, type PageResult } from '../../db/page.ts';
+import type { CursorCodec } from '../../db/cursor.ts';
 
 export interface AuditEntry {
   requestId: string;
@@ -39,6 +41,32 @@ export const auditRow = (e: AuditEntry) => ({
   created_at: e.createdAt,
 });
 
+const map = (r: any): AuditEntry => ({
+  requestId: r.request_id,
+  accountId: r.account_id === null ? null : Number(r.account_id),
+  credentialId: r.credential_id === null ? null : Number(r.credential_id),
+  adminId: r.admin_id === null ? null : Number(r.admin_id),
+  method: r.method,
+  route: r.route,
+  operationId: r.operation_id,
+  path: r.path,
+  status: Number(r.status),
+  durationMs: Number(r.duration_ms),
+  ip: r.ip,
+  createdAt: r.created_at,
+});
+
+export interface AuditFilters {
+  /** At or after this instant. */
+  since?: string;
+  /** One status (`404`) or a class (`4xx`). */
+  status?: string;
+  operationId?: string;
+}
+
+// Ids follow recording order (entries are inserted as requests finish): newest first is id desc.
+const auditPages = pages({ list: 'requests', sorts: { '-created_at': keyset('id').desc }, map });
+
 export const auditRepo = {
   /** A whole batch lands or none of it: every request of the batch gets the same answer. */
   insertMany(tx: Tx, entries: AuditEntry[]): Promise<void> {
@@ -49,21 +77,26 @@ export const auditRepo = {
     const r = await tx('audit_entries')
       .where({ request_id: requestId, account_id: accountId })
       .first();
-    if (!r) return null;
-    return {
-      requestId: r.request_id,
-      accountId: r.account_id,
-      credentialId: r.credential_id === null ? null : Number(r.credential_id),
-      adminId: r.admin_id === null ? null : Number(r.admin_id),
-      method: r.method,
-      route: r.route,
-      operationId: r.operation_id,
-      path: r.path,
-      status: Number(r.status),
-      durationMs: Number(r.duration_ms),
-      ip: r.ip,
-      createdAt: r.created_at,
-    };
+    return r ? map(r) : null;
+  },
+
+  /** One page of the account's entries, newest first (index audit_entries (account_id, id)). */
+  page(
+    tx: Tx,
+    cursors: CursorCodec,
+    accountId: number,
+    f: AuditFilters,
+    p: PageParams,
+  ): Promise<PageResult<AuditEntry>> {
+    const q = tx('audit_entries').where('account_id', accountId);
+    if (f.since !== undefined) q.where('created_at', '>=', f.since);
+    if (f.operationId !== undefined) q.where('operation_id', f.operationId);
+    if (f.status !== undefined) {
+      const low = Number(f.status.replace(/x/g, '0'));
+      const high = Number(f.status.replace(/x/g, '9'));
+      q.whereBetween('status', [low, high]);
+    }
+    return auditPages(q.select('*'), cursors, { ...p, of: [accountId], filters: { ...f } });
   },
 };
 
@@ -84,12 +117,21 @@ export class AuditService {
   private pending: Pending[] = [];
   private scheduled = false;
   private writing = false;
+  private readonly db: Tx;
+  readonly retentionDays: number;
+  private readonly cursors: CursorCodec | undefined;
 
   constructor(
-    private readonly db: Tx,
+    db: Tx,
     /** Entries are kept this long (AUDIT_RETENTION_DAYS), then swept (sweep.audit). */
-    readonly retentionDays = 90,
-  ) {}
+    retentionDays = 90,
+    /** For `list` (GET /requests). */
+    cursors?: CursorCodec,
+  ) {
+    this.db = db;
+    this.retentionDays = retentionDays;
+    this.cursors = cursors;
+  }
 
   /** Deletes the entries created before `cutoff` (see purgeInIdOrder); returns how many. */
   purgeBefore(cutoff: string, chunk = 1000): Promise<number> {
@@ -140,5 +182,10 @@ export class AuditService {
 
   get(accountId: number, requestId: string): Promise<AuditEntry | null> {
     return auditRepo.get(this.db, accountId, requestId);
+  }
+
+  list(accountId: number, f: AuditFilters, p: PageParams): Promise<PageResult<AuditEntry>> {
+    if (!this.cursors) throw new Error('AuditService: no cursor codec to list with');
+    return auditRepo.page(this.db, this.cursors, accountId, f, p);
   }
 }

@@ -33,10 +33,12 @@ export interface ProcessingAttempt {
 }
 
 export class Attempts {
-  constructor(
-    private readonly clock: Clock,
-    private readonly outbox: Outbox,
-  ) {}
+  private readonly clock: Clock;
+  private readonly outbox: Outbox;
+  constructor(clock: Clock, outbox: Outbox) {
+    this.clock = clock;
+    this.outbox = outbox;
+  }
 
   /** Queues the stage's email in the outbox and records the attempt that carries it. */
   async communicate(

@@ -36,13 +36,14 @@ const lost = (ifMatch: string | undefined) =>
 
 export class AutomationsService {
   private readonly sending: Attempts;
+  private readonly db: Db;
+  private readonly clock: Clock;
+  private readonly events: EventRecorder;
 
-  constructor(
-    private readonly db: Db,
-    private readonly clock: Clock,
-    private readonly events: EventRecorder,
-    outbox: Outbox,
-  ) {
+  constructor(db: Db, clock: Clock, events: EventRecorder, outbox: Outbox) {
+    this.db = db;
+    this.clock = clock;
+    this.events = events;
     this.sending = new Attempts(clock, outbox);
   }
 

@@ -41,12 +41,16 @@ const settingsText = (s: Record<string, unknown> | null | undefined) =>
   s === null || s === undefined ? null : JSON.stringify(s);
 
 export class ModulesService {
-  constructor(
-    private readonly db: Db,
-    private readonly clock: Clock,
-    private readonly cursors: CursorCodec,
-    private readonly replicas: ReplicaSync,
-  ) {}
+  private readonly db: Db;
+  private readonly clock: Clock;
+  private readonly cursors: CursorCodec;
+  private readonly replicas: ReplicaSync;
+  constructor(db: Db, clock: Clock, cursors: CursorCodec, replicas: ReplicaSync) {
+    this.db = db;
+    this.clock = clock;
+    this.cursors = cursors;
+    this.replicas = replicas;
+  }
 
   private now = () => this.clock.now().toISOString();
 

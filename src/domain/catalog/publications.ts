@@ -9,10 +9,12 @@ import { replicaReadonly } from './errors.ts';
 import type { CatalogService } from './service.ts';
 
 export class PublicationsService {
-  constructor(
-    private readonly catalog: CatalogService,
-    private readonly operations: OperationsService,
-  ) {}
+  private readonly catalog: CatalogService;
+  private readonly operations: OperationsService;
+  constructor(catalog: CatalogService, operations: OperationsService) {
+    this.catalog = catalog;
+    this.operations = operations;
+  }
 
   async publish(
     auth: AuthContext,

@@ -15,10 +15,12 @@ import type { Module, Product } from './types.ts';
 const settingsText = (s: Record<string, unknown> | null) => (s === null ? null : JSON.stringify(s));
 
 export class ReplicaSync {
-  constructor(
-    private readonly clock: Clock,
-    private readonly schedules: SchedulesService,
-  ) {}
+  private readonly clock: Clock;
+  private readonly schedules: SchedulesService;
+  constructor(clock: Clock, schedules: SchedulesService) {
+    this.clock = clock;
+    this.schedules = schedules;
+  }
 
   /** Every account down the chain of replicas of `accountId`, each with the account it copies. */
   private async *replicas(tx: Tx, accountId: number, seen = new Set([accountId])) {

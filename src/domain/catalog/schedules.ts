@@ -30,12 +30,16 @@ const TAG_NAME_MAX = 100;
 const cut = (s: string, n: number) => [...s].slice(0, n).join('').trim();
 
 export class SchedulesService {
-  constructor(
-    private readonly db: Db,
-    private readonly clock: Clock,
-    private readonly cursors: CursorCodec,
-    private readonly tags: TagsService,
-  ) {}
+  private readonly db: Db;
+  private readonly clock: Clock;
+  private readonly cursors: CursorCodec;
+  private readonly tags: TagsService;
+  constructor(db: Db, clock: Clock, cursors: CursorCodec, tags: TagsService) {
+    this.db = db;
+    this.clock = clock;
+    this.cursors = cursors;
+    this.tags = tags;
+  }
 
   private async product(tx: Tx, accountId: number, productId: number | null): Promise<Product> {
     const p = productId === null ? null : await productsRepo.get(tx, accountId, productId);

@@ -40,14 +40,22 @@ export class CatalogService {
   readonly schedules: SchedulesService;
   readonly modules: ModulesService;
   private readonly replicas: ReplicaSync;
+  private readonly db: Db;
+  private readonly clock: Clock;
+  private readonly cursors: CursorCodec;
+  private readonly events: EventRecorder;
 
   constructor(
-    private readonly db: Db,
-    private readonly clock: Clock,
-    private readonly cursors: CursorCodec,
+    db: Db,
+    clock: Clock,
+    cursors: CursorCodec,
     tags: TagsService,
-    private readonly events: EventRecorder = noEvents,
+    events: EventRecorder = noEvents,
   ) {
+    this.db = db;
+    this.clock = clock;
+    this.cursors = cursors;
+    this.events = events;
     this.schedules = new SchedulesService(db, clock, cursors, tags);
     this.replicas = new ReplicaSync(clock, this.schedules);
     this.modules = new ModulesService(db, clock, cursors, this.replicas);

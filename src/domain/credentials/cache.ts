@@ -13,7 +13,10 @@ const MAX_ENTRIES = 10_000;
 
 export class VersionedCache<T> {
   private readonly entries = new Map<string, { version: string; value: T }>();
-  constructor(private readonly db: Db) {}
+  private readonly db: Db;
+  constructor(db: Db) {
+    this.db = db;
+  }
 
   /** The auth version, read by a statement that started after this call. */
   readonly version: () => Promise<string> = coalesce(() => this.read());

@@ -62,12 +62,14 @@ export class CredentialsService {
   private readonly cache: VersionedCache<Stored> | null;
   /** When this process last wrote a credential's last_used_at (cached rows keep the old one). */
   private readonly touched = new Map<number, number>();
+  private readonly db: Db;
+  private readonly clock: Clock;
+  private readonly cursors: CursorCodec;
 
-  constructor(
-    private readonly db: Db,
-    private readonly clock: Clock,
-    private readonly cursors: CursorCodec,
-  ) {
+  constructor(db: Db, clock: Clock, cursors: CursorCodec) {
+    this.db = db;
+    this.clock = clock;
+    this.cursors = cursors;
     this.cache = isPostgres(db) ? new VersionedCache(db) : null;
   }
 

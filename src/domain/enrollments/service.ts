@@ -33,13 +33,24 @@ import { resolveGrant, scheduleOf } from './resolve.ts';
 export type { EnrollmentInput, EnrollmentListQuery, EnrollmentUpdate, Grant } from './types.ts';
 
 export class EnrollmentsService {
+  private readonly db: Db;
+  private readonly clock: Clock;
+  private readonly cursors: CursorCodec;
+  private readonly outbox: OutboxService;
+  private readonly events: EventRecorder;
   constructor(
-    private readonly db: Db,
-    private readonly clock: Clock,
-    private readonly cursors: CursorCodec,
-    private readonly outbox: OutboxService,
-    private readonly events: EventRecorder = noEvents,
-  ) {}
+    db: Db,
+    clock: Clock,
+    cursors: CursorCodec,
+    outbox: OutboxService,
+    events: EventRecorder = noEvents,
+  ) {
+    this.db = db;
+    this.clock = clock;
+    this.cursors = cursors;
+    this.outbox = outbox;
+    this.events = events;
+  }
 
   private now = () => this.clock.now().toISOString();
   private view = (row: EnrollmentRow) => withEnded(row, this.now());

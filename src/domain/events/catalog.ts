@@ -59,8 +59,10 @@ export function readEventCatalog(dir = EVENTS_DIR): EventTypeEntry[] {
 export class EventCatalog {
   private readonly current = new Map<string, EventTypeEntry>();
   private readonly validators = new Map<string, ValidateFunction>();
+  readonly entries: EventTypeEntry[];
 
-  constructor(readonly entries: EventTypeEntry[] = readEventCatalog()) {
+  constructor(entries: EventTypeEntry[] = readEventCatalog()) {
+    this.entries = entries;
     const ajv = new Ajv2020({ allErrors: true, strict: false });
     addFormats(ajv);
     for (const e of entries) {

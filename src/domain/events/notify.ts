@@ -35,11 +35,12 @@ export class EventNotifier {
   // PostgreSQL
   private client: pg.Client | undefined;
   private retry: NodeJS.Timeout | undefined;
+  private readonly db: Db;
+  private readonly logger: Logger;
 
-  constructor(
-    private readonly db: Db,
-    private readonly logger: Logger,
-  ) {
+  constructor(db: Db, logger: Logger) {
+    this.db = db;
+    this.logger = logger;
     this.channel = eventsChannel(db);
   }
 

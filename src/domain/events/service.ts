@@ -57,14 +57,16 @@ export function instantParam(
 export class EventsService implements EventRecorder {
   private readonly hooks: { one: RecordHook; many?: RecordManyHook }[] = [];
   private readonly notifier: EventNotifier;
+  private readonly db: Db;
+  private readonly clock: Clock;
+  private readonly cursors: CursorCodec;
+  readonly catalog: EventCatalog;
 
-  constructor(
-    private readonly db: Db,
-    private readonly clock: Clock,
-    private readonly cursors: CursorCodec,
-    readonly catalog: EventCatalog,
-    logger: Logger,
-  ) {
+  constructor(db: Db, clock: Clock, cursors: CursorCodec, catalog: EventCatalog, logger: Logger) {
+    this.db = db;
+    this.clock = clock;
+    this.cursors = cursors;
+    this.catalog = catalog;
     this.notifier = new EventNotifier(db, logger);
   }
 

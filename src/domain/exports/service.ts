@@ -25,13 +25,17 @@ export interface ExportInput {
 export class ExportsService {
   /** Users read per page of the snapshot. */
   pageSize = 1000;
+  private readonly db: Db;
+  private readonly clock: Clock;
+  private readonly operations: OperationsService;
+  private readonly files: FilesPort;
 
-  constructor(
-    private readonly db: Db,
-    private readonly clock: Clock,
-    private readonly operations: OperationsService,
-    private readonly files: FilesPort,
-  ) {}
+  constructor(db: Db, clock: Clock, operations: OperationsService, files: FilesPort) {
+    this.db = db;
+    this.clock = clock;
+    this.operations = operations;
+    this.files = files;
+  }
 
   /** Nothing by default; a test replaces it to change users while the file is written. */
   async afterPage(_page: number): Promise<void> {}

@@ -22,11 +22,14 @@ export interface DownloadLink {
 }
 
 export class FilesService {
-  constructor(
-    private readonly db: Db,
-    private readonly clock: Clock,
-    readonly storage: Storage,
-  ) {}
+  private readonly db: Db;
+  private readonly clock: Clock;
+  readonly storage: Storage;
+  constructor(db: Db, clock: Clock, storage: Storage) {
+    this.db = db;
+    this.clock = clock;
+    this.storage = storage;
+  }
 
   async get(accountId: number, id: number, opts: { tx?: Tx } = {}): Promise<StoredFile> {
     return publicFile(await this.record(accountId, id, opts));

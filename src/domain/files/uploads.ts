@@ -43,11 +43,14 @@ export interface CompletedPart extends PartTag {
 export const FIRST_URLS = 100;
 
 export class UploadsService {
-  constructor(
-    private readonly db: Db,
-    private readonly clock: Clock,
-    private readonly storage: Storage,
-  ) {}
+  private readonly db: Db;
+  private readonly clock: Clock;
+  private readonly storage: Storage;
+  constructor(db: Db, clock: Clock, storage: Storage) {
+    this.db = db;
+    this.clock = clock;
+    this.storage = storage;
+  }
 
   /** Creates the upload and returns it with URLs for its first parts. */
   async create(accountId: number, input: UploadInput, opts: { tx?: Tx } = {}) {

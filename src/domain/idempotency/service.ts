@@ -52,11 +52,12 @@ export class IdempotencyService {
   readonly bootId = crypto.randomBytes(8).toString('hex');
   /** SQLite: locks in memory, keyed by credential and key. */
   private readonly running: Map<string, Running> | null;
+  private readonly db: Db;
+  private readonly clock: Clock;
 
-  constructor(
-    private readonly db: Db,
-    private readonly clock: Clock,
-  ) {
+  constructor(db: Db, clock: Clock) {
+    this.db = db;
+    this.clock = clock;
     this.running = isPostgres(db) ? null : new Map();
   }
 

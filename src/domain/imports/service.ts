@@ -52,13 +52,24 @@ const running = (op: Operation | null) =>
   op !== null && !(TERMINAL as readonly string[]).includes(op.status);
 
 export class ImportsService {
+  private readonly db: Db;
+  private readonly clock: Clock;
+  private readonly cursors: CursorCodec;
+  private readonly operations: OperationsService;
+  private readonly files: FilesPort;
   constructor(
-    private readonly db: Db,
-    private readonly clock: Clock,
-    private readonly cursors: CursorCodec,
-    private readonly operations: OperationsService,
-    private readonly files: FilesPort,
-  ) {}
+    db: Db,
+    clock: Clock,
+    cursors: CursorCodec,
+    operations: OperationsService,
+    files: FilesPort,
+  ) {
+    this.db = db;
+    this.clock = clock;
+    this.cursors = cursors;
+    this.operations = operations;
+    this.files = files;
+  }
 
   private now = () => this.clock.now().toISOString();
 

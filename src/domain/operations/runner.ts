@@ -44,12 +44,16 @@ const describe = (err: unknown): ErrorBody =>
     : { code: 'internal_error', message: errorMessage('internal_error', 'en-US') };
 
 export class OperationRunner {
-  constructor(
-    private readonly db: Db,
-    private readonly clock: Clock,
-    private readonly types: BatchTypes,
-    private readonly events: EventRecorder = noEvents,
-  ) {}
+  private readonly db: Db;
+  private readonly clock: Clock;
+  private readonly types: BatchTypes;
+  private readonly events: EventRecorder;
+  constructor(db: Db, clock: Clock, types: BatchTypes, events: EventRecorder = noEvents) {
+    this.db = db;
+    this.clock = clock;
+    this.types = types;
+    this.events = events;
+  }
 
   private leaseUntil(): string {
     return new Date(this.clock.now().getTime() + LEASE_MS).toISOString();

@@ -28,14 +28,27 @@ export interface BatchInput {
 export type PayloadCheck = (type: string, payload: unknown, at: string) => ErrorDetail[];
 
 export class OperationsService {
+  private readonly db: Db;
+  private readonly clock: Clock;
+  private readonly jobs: JobEngine;
+  private readonly cursors: CursorCodec;
+  readonly types: BatchTypes;
+  private readonly events: EventRecorder;
   constructor(
-    private readonly db: Db,
-    private readonly clock: Clock,
-    private readonly jobs: JobEngine,
-    private readonly cursors: CursorCodec,
-    readonly types: BatchTypes,
-    private readonly events: EventRecorder = noEvents,
-  ) {}
+    db: Db,
+    clock: Clock,
+    jobs: JobEngine,
+    cursors: CursorCodec,
+    types: BatchTypes,
+    events: EventRecorder = noEvents,
+  ) {
+    this.db = db;
+    this.clock = clock;
+    this.jobs = jobs;
+    this.cursors = cursors;
+    this.types = types;
+    this.events = events;
+  }
 
   /** The items in batch order, a page at a time. */
   async items(

@@ -29,13 +29,18 @@ export interface NewEmail {
 }
 
 export class OutboxService {
-  constructor(
-    private readonly db: Db,
-    private readonly clock: Clock,
-    private readonly jobs: JobEngine,
-    private readonly mailer: Mailer,
-    private readonly from: string,
-  ) {}
+  private readonly db: Db;
+  private readonly clock: Clock;
+  private readonly jobs: JobEngine;
+  private readonly mailer: Mailer;
+  private readonly from: string;
+  constructor(db: Db, clock: Clock, jobs: JobEngine, mailer: Mailer, from: string) {
+    this.db = db;
+    this.clock = clock;
+    this.jobs = jobs;
+    this.mailer = mailer;
+    this.from = from;
+  }
 
   /** Writes the email and its sending job in the caller's transaction; returns its id. */
   async queue(tx: Tx, email: NewEmail): Promise<number> {

@@ -22,13 +22,24 @@ export const PLAN_TTL_MS = HOUR;
 export const PLAN_RETENTION_MS = 30 * DAY;
 
 export class PlansService {
+  private readonly db: Db;
+  private readonly clock: Clock;
+  private readonly cursors: CursorCodec;
+  private readonly operations: OperationsService;
+  private readonly rules: ServiceRules;
   constructor(
-    private readonly db: Db,
-    private readonly clock: Clock,
-    private readonly cursors: CursorCodec,
-    private readonly operations: OperationsService,
-    private readonly rules: ServiceRules = {},
-  ) {}
+    db: Db,
+    clock: Clock,
+    cursors: CursorCodec,
+    operations: OperationsService,
+    rules: ServiceRules = {},
+  ) {
+    this.db = db;
+    this.clock = clock;
+    this.cursors = cursors;
+    this.operations = operations;
+    this.rules = rules;
+  }
 
   /** ready, expired (by the clock), or as its operation stands. */
   status(p: Plan): PlanStatus {

@@ -53,11 +53,14 @@ export interface ExamResultInput {
 }
 
 export class ProgressService {
-  constructor(
-    private readonly db: Db,
-    private readonly clock: Clock,
-    private readonly cursors: CursorCodec,
-  ) {}
+  private readonly db: Db;
+  private readonly clock: Clock;
+  private readonly cursors: CursorCodec;
+  constructor(db: Db, clock: Clock, cursors: CursorCodec) {
+    this.db = db;
+    this.clock = clock;
+    this.cursors = cursors;
+  }
 
   private now = () => this.clock.now().toISOString();
 

@@ -65,12 +65,21 @@ const taken = (ids: string[]) =>
   });
 
 export class DeliveriesService {
+  private readonly db: Db;
+  private readonly clock: Clock;
+  private readonly cursors: CursorCodec;
+  private readonly onWrite: (tx: Tx, d: Delivery) => Promise<void>;
   constructor(
-    private readonly db: Db,
-    private readonly clock: Clock,
-    private readonly cursors: CursorCodec,
-    private readonly onWrite: (tx: Tx, d: Delivery) => Promise<void> = async () => undefined,
-  ) {}
+    db: Db,
+    clock: Clock,
+    cursors: CursorCodec,
+    onWrite: (tx: Tx, d: Delivery) => Promise<void> = async () => undefined,
+  ) {
+    this.db = db;
+    this.clock = clock;
+    this.cursors = cursors;
+    this.onWrite = onWrite;
+  }
 
   private now = () => this.clock.now().toISOString();
 

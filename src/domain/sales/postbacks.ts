@@ -56,14 +56,27 @@ export type PostbackOutcome =
   | { kind: 'ignored'; reason: string };
 
 export class PostbacksService {
+  private readonly db: Db;
+  private readonly clock: Clock;
+  private readonly users: UsersService;
+  private readonly tags: TagsService;
+  private readonly enrollments: EnrollmentsService;
+  private readonly events: EventRecorder;
   constructor(
-    private readonly db: Db,
-    private readonly clock: Clock,
-    private readonly users: UsersService,
-    private readonly tags: TagsService,
-    private readonly enrollments: EnrollmentsService,
-    private readonly events: EventRecorder = noEvents,
-  ) {}
+    db: Db,
+    clock: Clock,
+    users: UsersService,
+    tags: TagsService,
+    enrollments: EnrollmentsService,
+    events: EventRecorder = noEvents,
+  ) {
+    this.db = db;
+    this.clock = clock;
+    this.users = users;
+    this.tags = tags;
+    this.enrollments = enrollments;
+    this.events = events;
+  }
 
   /**
    * The delivery a postback URL names (404 for an unknown id and a wrong token alike), and

@@ -13,7 +13,10 @@ import { deliveriesRepo as repo, type Delivery, type DeliveryProduct } from './d
 import { newPostbackToken } from './secrets.ts';
 
 export class DeliveryReplicas {
-  constructor(private readonly clock: Clock) {}
+  private readonly clock: Clock;
+  constructor(clock: Clock) {
+    this.clock = clock;
+  }
 
   async sync(tx: Tx, source: Delivery, seen = new Set([source.accountId])): Promise<void> {
     for (const accountId of await replicaAccountsRepo.replicasOf(tx, source.accountId)) {

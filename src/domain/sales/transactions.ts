@@ -57,10 +57,12 @@ export function transactionSnapshot(t: SaleTransaction) {
 }
 
 export class TransactionsService {
-  constructor(
-    private readonly db: Db,
-    private readonly cursors: CursorCodec,
-  ) {}
+  private readonly db: Db;
+  private readonly cursors: CursorCodec;
+  constructor(db: Db, cursors: CursorCodec) {
+    this.db = db;
+    this.cursors = cursors;
+  }
 
   async get(accountId: number, id: number | null, tx: Tx = this.db): Promise<SaleTransaction> {
     const t = id === null ? null : await repo.get(tx, accountId, id);

@@ -26,7 +26,10 @@ export const SCENARIOS: ReadonlyMap<string, Scenario> = new Map([
 export const DEFAULT_SEED = 1;
 
 export class SandboxService {
-  constructor(private readonly operations: OperationsService) {}
+  private readonly operations: OperationsService;
+  constructor(operations: OperationsService) {
+    this.operations = operations;
+  }
 
   /** 202: the reset runs as an operation of type `sandbox.reset` with one item. */
   async reset(auth: AuthContext, opts: InTx = {}): Promise<Operation> {

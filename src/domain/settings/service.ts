@@ -41,10 +41,12 @@ const readonly = (patch: SettingsPatch) =>
 const MAX_CHAIN = 16;
 
 export class SettingsService {
-  constructor(
-    private readonly db: Db,
-    private readonly clock: Clock,
-  ) {}
+  private readonly db: Db;
+  private readonly clock: Clock;
+  constructor(db: Db, clock: Clock) {
+    this.db = db;
+    this.clock = clock;
+  }
 
   async get(accountId: number, { tx = this.db }: InTx = {}): Promise<ProfileSettings> {
     return this.resolve(tx, accountId, await repo.get(tx, accountId), 0);

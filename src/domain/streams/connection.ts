@@ -78,12 +78,14 @@ export class StreamConnection {
   /** Resolves once the connection is closed and its lease released. */
   readonly done: Promise<void>;
   private resolveDone!: () => void;
+  private readonly deps: ConnectionDeps;
+  private readonly o: ConnectionOptions;
+  private readonly onClosed: (c: StreamConnection) => void;
 
-  constructor(
-    private readonly deps: ConnectionDeps,
-    private readonly o: ConnectionOptions,
-    private readonly onClosed: (c: StreamConnection) => void,
-  ) {
+  constructor(deps: ConnectionDeps, o: ConnectionOptions, onClosed: (c: StreamConnection) => void) {
+    this.deps = deps;
+    this.o = o;
+    this.onClosed = onClosed;
     this.accountId = o.accountId;
     this.position = o.position;
     this.settled = o.position;

@@ -31,14 +31,25 @@ export interface OpenOptions {
 export class StreamsService {
   private readonly open = new Set<StreamConnection>();
   private unsubscribe: (() => void) | undefined;
+  private readonly db: Db;
+  private readonly clock: Clock;
+  private readonly logger: Logger;
+  private readonly events: Pick<EventsService, 'subscribe' | 'retainedSince'>;
+  private readonly credentials: Pick<CredentialsService, 'currentStatus'>;
 
   constructor(
-    private readonly db: Db,
-    private readonly clock: Clock,
-    private readonly logger: Logger,
-    private readonly events: Pick<EventsService, 'subscribe' | 'retainedSince'>,
-    private readonly credentials: Pick<CredentialsService, 'currentStatus'>,
-  ) {}
+    db: Db,
+    clock: Clock,
+    logger: Logger,
+    events: Pick<EventsService, 'subscribe' | 'retainedSince'>,
+    credentials: Pick<CredentialsService, 'currentStatus'>,
+  ) {
+    this.db = db;
+    this.clock = clock;
+    this.logger = logger;
+    this.events = events;
+    this.credentials = credentials;
+  }
 
   async create(
     auth: AuthContext,

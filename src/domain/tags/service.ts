@@ -32,12 +32,16 @@ const duplicateName = () =>
 const clean = (name: string) => name.trim();
 
 export class TagsService {
-  constructor(
-    private readonly db: Db,
-    private readonly clock: Clock,
-    private readonly cursors: CursorCodec,
-    private readonly events: EventRecorder = noEvents,
-  ) {}
+  private readonly db: Db;
+  private readonly clock: Clock;
+  private readonly cursors: CursorCodec;
+  private readonly events: EventRecorder;
+  constructor(db: Db, clock: Clock, cursors: CursorCodec, events: EventRecorder = noEvents) {
+    this.db = db;
+    this.clock = clock;
+    this.cursors = cursors;
+    this.events = events;
+  }
 
   /** tag.assigned / tag.removed, in the transaction of the change. */
   private tagEvent(tx: Tx, type: string, accountId: number, userId: number, tag: Tag) {

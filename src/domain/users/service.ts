@@ -151,12 +151,16 @@ function updatedProfile(u: User, input: UserInput & { email: string }, now: stri
 }
 
 export class UsersService {
-  constructor(
-    private readonly db: Db,
-    private readonly clock: Clock,
-    private readonly cursors: CursorCodec,
-    private readonly events: EventRecorder = noEvents,
-  ) {}
+  private readonly db: Db;
+  private readonly clock: Clock;
+  private readonly cursors: CursorCodec;
+  private readonly events: EventRecorder;
+  constructor(db: Db, clock: Clock, cursors: CursorCodec, events: EventRecorder = noEvents) {
+    this.db = db;
+    this.clock = clock;
+    this.cursors = cursors;
+    this.events = events;
+  }
 
   async get(accountId: number, id: number | null, tx: Tx = this.db): Promise<User> {
     const u = id === null ? null : await repo.get(tx, accountId, id);

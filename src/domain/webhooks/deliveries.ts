@@ -38,14 +38,27 @@ export interface ReplayInput {
 }
 
 export class WebhookDeliveries {
+  private readonly db: Db;
+  private readonly clock: Clock;
+  private readonly cursors: CursorCodec;
+  private readonly endpoints: WebhooksService;
+  private readonly events: EventsService;
+  private readonly operations: OperationsService;
   constructor(
-    private readonly db: Db,
-    private readonly clock: Clock,
-    private readonly cursors: CursorCodec,
-    private readonly endpoints: WebhooksService,
-    private readonly events: EventsService,
-    private readonly operations: OperationsService,
-  ) {}
+    db: Db,
+    clock: Clock,
+    cursors: CursorCodec,
+    endpoints: WebhooksService,
+    events: EventsService,
+    operations: OperationsService,
+  ) {
+    this.db = db;
+    this.clock = clock;
+    this.cursors = cursors;
+    this.endpoints = endpoints;
+    this.events = events;
+    this.operations = operations;
+  }
 
   private endpoint(accountId: number, id: number | null, tx?: Tx): Promise<Endpoint> {
     return this.endpoints.get(accountId, id, tx);

@@ -96,15 +96,28 @@ export class WebhookDispatcher {
   private readonly outcomes = new Map<number, Outcome[]>();
   /** Unsealed signing secrets by endpoint and sealed value (unsealing is an AES-GCM decryption). */
   private readonly opened = new Map<string, string>();
+  private readonly db: Db;
+  private readonly clock: Clock;
+  private readonly jobs: JobEngine;
+  readonly sender: WebhookSender;
+  private readonly secretsKey: Buffer;
+  private readonly logger: Logger;
 
   constructor(
-    private readonly db: Db,
-    private readonly clock: Clock,
-    private readonly jobs: JobEngine,
-    readonly sender: WebhookSender,
-    private readonly secretsKey: Buffer,
-    private readonly logger: Logger,
-  ) {}
+    db: Db,
+    clock: Clock,
+    jobs: JobEngine,
+    sender: WebhookSender,
+    secretsKey: Buffer,
+    logger: Logger,
+  ) {
+    this.db = db;
+    this.clock = clock;
+    this.jobs = jobs;
+    this.sender = sender;
+    this.secretsKey = secretsKey;
+    this.logger = logger;
+  }
 
   private iso(offsetMs = 0): string {
     return new Date(this.clock.now().getTime() + offsetMs).toISOString();

@@ -14,12 +14,15 @@ import { DELIVER_TASK, WINDOW_MS } from './schedule.ts';
 export class WebhookFanOut {
   /** Endpoints that have a job in the transaction (by its handle). */
   private readonly woken = new WeakMap<object, Set<number>>();
+  private readonly clock: Clock;
+  private readonly jobs: JobEngine;
+  private readonly catalog: EventCatalog;
 
-  constructor(
-    private readonly clock: Clock,
-    private readonly jobs: JobEngine,
-    private readonly catalog: EventCatalog,
-  ) {}
+  constructor(clock: Clock, jobs: JobEngine, catalog: EventCatalog) {
+    this.clock = clock;
+    this.jobs = jobs;
+    this.catalog = catalog;
+  }
 
   private iso(): string {
     return this.clock.now().toISOString();

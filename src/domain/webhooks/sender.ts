@@ -77,12 +77,15 @@ export class WebhookSender {
   lookup: Lookup = (host) => dns.lookup(host, { all: true, verbatim: true });
   private readonly httpAgent = keepAlive(new http.Agent({ keepAlive: true, maxFreeSockets: 16 }));
   private readonly httpsAgent = keepAlive(new https.Agent({ keepAlive: true, maxFreeSockets: 16 }));
+  private readonly clock: Clock;
+  private readonly allowPrivate: boolean;
+  private readonly timeoutMs: number;
 
-  constructor(
-    private readonly clock: Clock,
-    private readonly allowPrivate: boolean,
-    private readonly timeoutMs = TIMEOUT_MS,
-  ) {}
+  constructor(clock: Clock, allowPrivate: boolean, timeoutMs: number = TIMEOUT_MS) {
+    this.clock = clock;
+    this.allowPrivate = allowPrivate;
+    this.timeoutMs = timeoutMs;
+  }
 
   async send(target: string, headers: Record<string, string>, body: string): Promise<SendResult> {
     const started = performance.now();

@@ -39,14 +39,27 @@ const fieldError = (field: string, code: string, message: string) =>
   new AppError('validation_failed', { details: [{ field, code, message }] });
 
 export class WebhooksService {
+  private readonly db: Db;
+  private readonly clock: Clock;
+  private readonly cursors: CursorCodec;
+  private readonly secretsKey: Buffer;
+  private readonly catalog: EventCatalog;
+  private readonly allowPrivateTargets: boolean;
   constructor(
-    private readonly db: Db,
-    private readonly clock: Clock,
-    private readonly cursors: CursorCodec,
-    private readonly secretsKey: Buffer,
-    private readonly catalog: EventCatalog,
-    private readonly allowPrivateTargets: boolean,
-  ) {}
+    db: Db,
+    clock: Clock,
+    cursors: CursorCodec,
+    secretsKey: Buffer,
+    catalog: EventCatalog,
+    allowPrivateTargets: boolean,
+  ) {
+    this.db = db;
+    this.clock = clock;
+    this.cursors = cursors;
+    this.secretsKey = secretsKey;
+    this.catalog = catalog;
+    this.allowPrivateTargets = allowPrivateTargets;
+  }
 
   /** Public catalog types, or `*`; each once. */
   private eventTypes(types: string[]): string[] {

@@ -18,8 +18,10 @@ export class LegacyContract {
   private readonly bodies = new Map<string, ValidateFunction>();
   /** Operations whose document says `requestBody.required`: no body (or `null`) is a bad one. */
   private readonly required = new Set<string>();
+  readonly doc: any;
 
-  constructor(readonly doc: any) {
+  constructor(doc: any) {
+    this.doc = doc;
     this.json = JSON.stringify(doc);
     const ajv = newAjv(false, doc);
     for (const [p, item] of Object.entries<any>(doc.paths ?? {})) {

@@ -19,11 +19,13 @@ export class PartTooLarge extends Error {}
 
 export class LocalStorage implements Storage {
   readonly kind = 'local' as const;
+  readonly dir: string;
+  readonly signer: UrlSigner;
 
-  constructor(
-    readonly dir: string,
-    readonly signer: UrlSigner,
-  ) {}
+  constructor(dir: string, signer: UrlSigner) {
+    this.dir = dir;
+    this.signer = signer;
+  }
 
   put(key: string, body: AsyncIterable<Uint8Array>): Promise<void> {
     return guarded(() => this.writeAtomically(this.objectPath(key), Readable.from(body)));

@@ -3,10 +3,12 @@
 import crypto from 'node:crypto';
 
 export class UrlSigner {
-  constructor(
-    private readonly key: Buffer,
-    private readonly baseUrl: string,
-  ) {}
+  private readonly key: Buffer;
+  private readonly baseUrl: string;
+  constructor(key: Buffer, baseUrl: string) {
+    this.key = key;
+    this.baseUrl = baseUrl;
+  }
 
   url(method: 'GET' | 'PUT', path: string, expiresAt: Date): string {
     const expires = String(Math.floor(expiresAt.getTime() / 1000));

@@ -1,0 +1,206 @@
+// Every command block of docs/*.md (```sh and ```console fences) runs here, in order, through bash
+// against one fresh server (`npm start` on a fresh SQLite database, its demo secrets exported as the
+// docs name them), and its exit code is checked. A block that cannot run here (a browser, another
+// machine, a public host, something that never ends or changes the working tree) says so in the
+// markdown with `<!-- not-run: why -->` on the line before its fence; those are counted, and a
+// marker anywhere else is an error. README's Start has its own test (readme.test.ts).
+//
+// What the docs take for granted is provided: $SECRET (and $KEY), $LEGACY_KEY, $API, a sandbox
+// account's $SANDBOX_SECRET (and $TEST_KEY), a students.csv, and `uuidgen` (not on every machine).
+// The blocks run in a scratch folder that links to the repository, so files they write (users.csv,
+// school.yaml) land there. `curl` fails on a 5xx answer or no answer at all; a 4xx (an id another
+// database would have) is the example's business.
+import { execFile, spawn } from 'node:child_process';
+import fs from 'node:fs';
+import os from 'node:os';
+import path from 'node:path';
+import { suite } from 'uvu';
+import * as assert from 'uvu/assert';
+import { npmScriptArgs } from '../helpers/npm-scripts.ts';
+import { startProcess, type Proc } from '../server/processes.ts';
+
+const ROOT = path.resolve(import.meta.dirname, '../..');
+const DOCS = fs
+  .readdirSync(path.join(ROOT, 'docs'))
+  .filter((f) => f.endsWith('.md'))
+  .map((f) => `docs/${f}`);
+const MARKER = /^<!-- not-run: (.+?) -->$/;
+
+export interface Block {
+  file: string;
+  line: number;
+  lang: string;
+  code: string;
+  /** Why it is not run, when its fence is preceded by a not-run marker. */
+  notRun?: string;
+}
+
+/** The command blocks of a markdown file, with the marker before each; stray markers throw. */
+export function commandBlocks(file: string, text: string): Block[] {
+  const lines = text.split('\n');
+  // The nearest non-blank line after / before line i (prettier puts a blank line after a comment).
+  const near = (i: number, step: 1 | -1) => {
+    let j = i + step;
+    while (lines[j] !== undefined && lines[j]!.trim() === '') j += step;
+    return lines[j] ?? '';
+  };
+  const blocks: Block[] = [];
+  for (let i = 0; i < lines.length; i++) {
+    if (MARKER.test(lines[i]!) && !/^```/.test(near(i, 1)))
+      throw new Error(`${file}:${i + 1}: a not-run marker must be right before a fence`);
+    const open = /^```(\S*)\s*$/.exec(lines[i]!);
+    if (!open) continue;
+    const end = lines.findIndex((l, j) => j > i && /^```\s*$/.test(l));
+    const lang = open[1]!;
+    if (lang === 'sh' || lang === 'console') {
+      const marker = MARKER.exec(near(i, -1));
+      blocks.push({
+        file,
+        line: i + 1,
+        lang,
+        code: lines.slice(i + 1, end).join('\n'),
+        ...(marker ? { notRun: marker[1] } : {}),
+      });
+    }
+    i = end;
+  }
+  return blocks;
+}
+
+const CURL = String.raw`
+curl() {
+  local err rc
+  err=$(mktemp)
+  command curl "$@" -w '%{stderr}<<http %{http_code}>>\n' 2>"$err"
+  rc=$?
+  grep -v '^<<http' "$err" >&2 || true
+  if grep -q '^<<http 5' "$err"; then rc=22; echo "curl: a 5xx answer" >&2; fi
+  rm -f "$err"
+  return $rc
+}`;
+
+const t = suite<{ dir: string; work: string; server: Proc; env: NodeJS.ProcessEnv }>(
+  'docs: every command block',
+);
+
+function admin(env: NodeJS.ProcessEnv, args: string[]): Promise<any> {
+  return new Promise((resolve, reject) =>
+    execFile(
+      process.execPath,
+      [...npmScriptArgs('admin'), ...args],
+      { cwd: ROOT, env },
+      (err, stdout, stderr) =>
+        err ? reject(new Error(stderr || err.message)) : resolve(JSON.parse(stdout)),
+    ),
+  );
+}
+
+t.before(async (ctx) => {
+  ctx.dir = fs.mkdtempSync(path.join(os.tmpdir(), 'school-docs-'));
+  // A scratch checkout: links to the repository's parts, so `npm run` works and writes land here.
+  ctx.work = path.join(ctx.dir, 'work');
+  fs.mkdirSync(ctx.work);
+  for (const name of fs.readdirSync(ROOT)) {
+    if (['.git', 'data'].includes(name)) continue;
+    fs.symlinkSync(path.join(ROOT, name), path.join(ctx.work, name));
+  }
+  fs.writeFileSync(
+    path.join(ctx.work, 'students.csv'),
+    'E-mail,Produto,Situacao\nana@example.com,py-1,active\nbia@example.com,py-1,active\n',
+  );
+  const bin = path.join(ctx.dir, 'bin');
+  fs.mkdirSync(bin);
+  fs.writeFileSync(path.join(bin, 'uuidgen'), '#!/bin/sh\ncat /proc/sys/kernel/random/uuid\n', {
+    mode: 0o755,
+  });
+  const base = {
+    DATABASE_URL: `sqlite:${path.join(ctx.dir, 'school.db')}`,
+    FILES_DIR: path.join(ctx.dir, 'files'),
+    LOG_LEVEL: 'warn',
+    LOG_FORMAT: 'json',
+  };
+  ctx.server = startProcess('src/main.ts', { ...base, PORT: '0', LOG_LEVEL: 'info' });
+  const demo = await ctx.server.waitFor((j) => j.demo_bootstrap === true);
+  const listening = await ctx.server.waitFor((j) => j.msg === 'School Platform API listening');
+  const origin = `http://127.0.0.1:${listening.port}`;
+  const env = { ...process.env, ...base };
+  const sandbox = await admin(env, ['account', 'create', '--name', 'Docs sandbox', '--sandbox']);
+  const cred = await admin(env, [
+    'credential',
+    'create',
+    '--account',
+    sandbox.id,
+    '--permissions',
+    '*',
+  ]);
+  ctx.env = {
+    ...env,
+    PATH: `${bin}:${process.env.PATH}`,
+    PORT: String(listening.port),
+    SECRET: demo.v3_credential_secret,
+    KEY: demo.v3_credential_secret,
+    LEGACY_KEY: demo.legacy_api_key,
+    API: `${origin}/api/v3`,
+    SANDBOX_SECRET: cred.secret,
+    TEST_KEY: cred.secret,
+    SCHOOL_BASE_URL: origin,
+    SCHOOL_CONFIG_DIR: path.join(ctx.dir, 'config'),
+    SCHOOL_OPEN_BROWSER: '0',
+    SCHOOL_POLL_MS: '200',
+  };
+});
+
+t.after(async (ctx) => {
+  if (ctx.server) await ctx.server.stop();
+  fs.rmSync(ctx.dir, { recursive: true, force: true });
+});
+
+function runBlock(ctx: { work: string; env: NodeJS.ProcessEnv }, b: Block) {
+  const port = ctx.env.PORT!;
+  const code = b.code
+    .replaceAll('localhost:3000', `127.0.0.1:${port}`)
+    .replaceAll('127.0.0.1:3000', `127.0.0.1:${port}`);
+  const script = ['set -eo pipefail', CURL, code].join('\n');
+  return new Promise<{ code: number | null; out: string }>((resolve) => {
+    const child = spawn('bash', ['-c', script], { cwd: ctx.work, env: ctx.env, detached: true });
+    let out = '';
+    child.stdout.on('data', (c) => (out += c));
+    child.stderr.on('data', (c) => (out += c));
+    const timer = setTimeout(() => process.kill(-child.pid!, 'SIGKILL'), 120_000);
+    child.on('close', (exit) => {
+      clearTimeout(timer);
+      resolve({ code: exit, out });
+    });
+  });
+}
+
+t('each block runs and exits 0, or is marked not-run with a reason', async (ctx) => {
+  const blocks = DOCS.flatMap((f) => commandBlocks(f, fs.readFileSync(path.join(ROOT, f), 'utf8')));
+  const failed: string[] = [];
+  let ran = 0;
+  for (const b of blocks) {
+    if (b.notRun !== undefined) continue;
+    const r = await runBlock(ctx, b);
+    ran++;
+    if (r.code !== 0) failed.push(`${b.file}:${b.line}: exit ${r.code}\n${r.out.slice(-3000)}`);
+  }
+  const notRun = blocks.filter((b) => b.notRun !== undefined);
+  console.log(`  (${ran} command blocks run, ${notRun.length} marked not-run)`);
+  assert.equal(failed, []);
+  assert.ok(ran >= 10, `only ${ran} blocks ran`);
+  for (const b of notRun) assert.ok(b.notRun!.length > 5, `${b.file}:${b.line}: say why`);
+});
+
+t('markers: only right before a fence', () => {
+  assert.throws(
+    () => commandBlocks('x.md', 'text\n<!-- not-run: a browser -->\ntext\n```sh\nls\n```\n'),
+    /x\.md:2: a not-run marker must be right before a fence/,
+  );
+  const [b] = commandBlocks(
+    'x.md',
+    '<!-- not-run: a browser -->\n```sh\nls\n```\n```json\n{}\n```',
+  );
+  assert.equal(b, { file: 'x.md', line: 2, lang: 'sh', code: 'ls', notRun: 'a browser' });
+});
+
+t.run();
