@@ -258,8 +258,9 @@ interface Child<T> {
 }
 
 async function startChild<T>(script: string, profileName: string, env: NodeJS.ProcessEnv) {
-  const args = ['--import', 'tsx'];
-  // One directory per phase: tsx's loader thread writes a profile of its own beside the main one.
+  // Node strips the types itself, as `npm start` runs the server (bench/ tools still go through tsx).
+  const args: string[] = [];
+  // One directory per phase: each process writes its profile there.
   if (CPU_PROF) args.push('--cpu-prof', `--cpu-prof-dir=${path.join(CPU_PROF, profileName)}`);
   args.push(path.join(root, 'scripts', script));
   const child: ChildProcess = spawn(process.execPath, args, {
