@@ -35,8 +35,8 @@ t('the manifest plans, applies and pulls back unchanged, as the guide shows', as
   const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'school-guide-plans-'));
   const port = await freePort();
   const [setup] = blocks('README.md', 'Start', 'sh');
-  const [manifest] = blocks('docs/guide.md', 'Plans: the configuration as a file', 'yaml');
-  const [commands] = blocks('docs/guide.md', 'Plans: the configuration as a file', 'sh');
+  const [manifest] = blocks('docs/plans.md', 'Plans: the configuration as a file', 'yaml');
+  const [commands] = blocks('docs/plans.md', 'Plans: the configuration as a file', 'sh');
   assert.ok(setup && manifest && commands);
   fs.writeFileSync(path.join(dir, 'school.yaml'), manifest!);
   const script = [

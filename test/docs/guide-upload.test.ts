@@ -1,4 +1,4 @@
-// docs/guide.md's upload "in three calls", run as written: the README's start brings up a fresh
+// docs/files.md's upload "in three calls", run as written: the README's start brings up a fresh
 // server (port 3000 becomes a free one), then the guide's curl block uploads a CSV from a folder
 // of its own; the completion it prints must be a completed upload of exactly those bytes, and the
 // file must serve them back.
@@ -20,7 +20,7 @@ t('the curl block uploads a file on a fresh server', async () => {
   fs.writeFileSync(path.join(work, 'students.csv'), csv);
   const port = await freePort();
   const [setup] = blocks('README.md', 'Start');
-  const recipe = blocks('docs/guide.md', 'Uploads and files').find((b) =>
+  const recipe = blocks('docs/files.md', 'Uploads and files').find((b) =>
     b.includes('/completions'),
   );
   assert.ok(setup && recipe, 'the start block and the upload block');

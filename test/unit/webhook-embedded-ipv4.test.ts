@@ -34,6 +34,7 @@ test('addresses that embed nothing, and text that is no IPv6 address', () => {
     '0:0:0:0:1:ffff:7f00:1', // a one in the fifth group
     '::ffff:1:7f00:1', // SIIT needs a zero sixth group
     '::1:0:7f00:1', // neither mapped nor SIIT
+    '::1234:7f00:1', // zeros, then a sixth group that is neither 0 nor ffff
     '64:ff9c::a00:1', // next to NAT64, not it
     '65:ff9b::a00:1',
     '2003:7f00:1::', // next to 6to4
