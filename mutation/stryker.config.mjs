@@ -31,7 +31,12 @@ export const modules = {
   },
   input: {
     mutate: ['src/http/v3/stages/input.ts'],
-    tests: ['v3/body.test.ts', 'v3/input-hardening.test.ts', 'v3/auth.test.ts'],
+    tests: [
+      'v3/body.test.ts',
+      'v3/input-hardening.test.ts',
+      'v3/auth.test.ts',
+      'v3/input-stage.test.ts',
+    ],
     postgres: false,
   },
 };
