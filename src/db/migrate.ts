@@ -58,7 +58,10 @@ const source: Knex.MigrationSource<string> = {
 
 export async function migrate(db: Db): Promise<void> {
   if (!isPostgres(db)) {
-    await db.migrate.latest({ migrationSource: source });
+    // knex's migrator reads its lock row and then writes it in one deferred transaction: while
+    // another process (the server, beside an admin command) commits in between, SQLite answers
+    // "database is locked" at once, without waiting. Up to date, the common case, is read only.
+    if (!(await upToDate(db))) await db.migrate.latest({ migrationSource: source });
     await useIncrementalVacuum(db);
     return;
   }
@@ -70,6 +73,12 @@ export async function migrate(db: Db): Promise<void> {
     await trx.raw("SELECT pg_advisory_xact_lock(hashtext('school:migrate:' || current_schema()))");
     await db.migrate.latest({ migrationSource: source });
   });
+}
+
+/** Whether every migration this code knows is applied (false too when knex's table is missing). */
+async function upToDate(db: Db): Promise<boolean> {
+  if (!(await db.schema.hasTable('knex_migrations'))) return false;
+  return (await pendingMigrations(db)).length === 0;
 }
 
 /** Migrations this code knows, for the readiness check (src/http/health.ts). */
