@@ -6,12 +6,15 @@
 import type pg from 'pg';
 import type { Db, Tx } from './engine.ts';
 
-// Keyed by knex's client, which a handle's transactions share with it.
+// Keyed by knex's client config: a transaction's client is a new object (knex's makeTxClient)
+// that shares only the config with the handle's client. Keyed by the client itself, every
+// statement inside a transaction was named behind PgBouncer ("prepared statement already exists").
 const sessionUrls = new WeakMap<object, string>();
+const keyOf = (h: Db | Tx): object => (h.client as { config: object }).config;
 
 /** Connections that keep session state (LISTEN) go to `url`, not to the request pool's server. */
 export function useSessionUrl(db: Db, url: string): void {
-  sessionUrls.set(db.client, url);
+  sessionUrls.set(keyOf(db), url);
 }
 
 /**
@@ -19,11 +22,11 @@ export function useSessionUrl(db: Db, url: string): void {
  * which DATABASE_SESSION_URL announces (PgBouncer before 1.21 loses them between transactions).
  */
 export function namedStatementsAllowed(tx: Tx): boolean {
-  return !sessionUrls.has(tx.client);
+  return !sessionUrls.has(keyOf(tx));
 }
 
 export function pgConnectionConfig(db: Db): pg.ClientConfig {
-  const session = sessionUrls.get(db.client);
+  const session = sessionUrls.get(keyOf(db));
   if (session) return { connectionString: session };
   const c = (db.client as { connectionSettings: pg.ClientConfig }).connectionSettings;
   return {

@@ -153,7 +153,7 @@ export async function boot(options: BootOptions = {}): Promise<Booted> {
     clock,
     db: database.db,
     spec,
-    logger: options.logger ?? createLogger('silent'),
+    logger: options.logger ?? createLogger((process.env.TEST_LOG_LEVEL as any) ?? 'silent'),
     legacySpecDir: options.legacySpecDir,
   });
   await app.listen(port, '127.0.0.1');
