@@ -128,13 +128,19 @@ function runShard(
           finish();
           current = { name: plain, started: performance.now(), out: '' };
         }
+        // uvu's summary: the last file ends here, not when the process exits.
+        if (/^Total:\s+\d+/.test(plain)) finish();
+        // Its last line. What the suites left open (keep-alive sockets, idle pool timers) can hold
+        // the process for minutes after every result is in; nothing is left to wait for.
+        if (/^Duration:\s+[\d.]+ms/.test(plain))
+          setTimeout(() => child.kill('SIGKILL'), 2000).unref();
         if (current) current.out += line + '\n';
         else process.stdout.write(line + '\n');
       }
     };
     child.stdout.on('data', (c: Buffer) => take(c.toString()));
     child.stderr.on('data', (c: Buffer) => take(c.toString()));
-    child.on('close', (code) => {
+    child.on('close', (code, signal) => {
       take('\n');
       finish();
       const plain = all.replace(/\x1b\[[0-9;]*m/g, '');
@@ -142,8 +148,10 @@ function runShard(
         Number(plain.match(new RegExp(`${label}:\\s+(\\d+)`))?.[1] ?? 0);
       // uvu's Total counts the tests that ran; skipped ones (t.skip) are not in it.
       let failed = num('Total') - num('Passed');
-      // A shard that crashed before reporting counts as a failure, never as a silent pass.
-      if (code !== 0 && failed === 0) failed = 1;
+      // A shard that crashed before reporting counts as a failure, never as a silent pass (one
+      // killed after its summary has reported).
+      const reported = /Duration:\s+[\d.]+ms/.test(plain);
+      if ((code !== 0 || signal) && !reported && failed === 0) failed = 1;
       resolve({ runs, tally: { passed: num('Passed'), failed, skipped: num('Skipped') } });
     });
   });
