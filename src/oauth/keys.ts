@@ -146,8 +146,10 @@ export async function rotateSigningKey(deps: {
   const { db, clock } = deps;
   const row = await newKeyRow(clock, deps.secretsKey);
   const cutoff = new Date(clock.now().getTime() - ACCESS_TOKEN_SECONDS * 1000).toISOString();
-  // One transaction: no instance ever sees a moment without an active key.
-  const retired = await db.transaction(async (tx) => {
+  // One transaction: no instance ever sees a moment without an active key. transaction(), not
+  // knex's: on SQLite a deferred read-then-write fails at once ("database is locked") when the
+  // running server commits in between; transaction() begins IMMEDIATE and waits its turn.
+  const retired = await transaction(db, async (tx) => {
     const kids = (await tx('oauth_signing_keys').whereNull('retired_at').pluck('kid')) as string[];
     await tx('oauth_signing_keys').whereNull('retired_at').update({ retired_at: row.created_at });
     await tx('oauth_signing_keys').where('retired_at', '<', cutoff).delete();

@@ -4,6 +4,7 @@ import crypto from 'node:crypto';
 import { promisify } from 'node:util';
 import { generateSecret } from 'otplib';
 import type { Db, Tx } from '../../db/knex.ts';
+import { transaction } from '../../db/tx.ts';
 import type { Clock } from '../../clock.ts';
 import { AppError } from '../../errors.ts';
 import { credentialsRepo, type AuthMode } from '../credentials/repo.ts';
@@ -63,7 +64,9 @@ export class AccountsService {
 
   /** Runs several bootstrap steps atomically (pass the tx to each call). */
   transaction<T>(fn: (tx: Tx) => Promise<T>): Promise<T> {
-    return this.db.transaction(fn);
+    // The shared helper: on SQLite it begins IMMEDIATE (knex's deferred read-then-write fails at
+    // once when another process commits in between).
+    return transaction(this.db, fn);
   }
 
   async createAccount(
