@@ -103,4 +103,40 @@ t('enrollments.grant ending after 9999: the item fails for good, the others run'
   assert.is(near.status, 'succeeded');
 });
 
+t('renewals past the 36,500-unit maximum stop there, from started_at', async ({ b }) => {
+  const u = await student(b, 'renew-max@example.com');
+  const p = await product(b, { name: 'A hundred years' });
+  const grant = (key: string, duration: number, unit = 'day') =>
+    submit(b, 'enrollments.grant', [
+      {
+        key,
+        payload: {
+          user_id: u.id,
+          product_id: p.id,
+          started_at: '2026-01-01T00:00:00Z',
+          duration,
+          duration_unit: unit,
+        },
+      },
+    ]);
+  for (const [key, n] of [
+    ['first', 30_000],
+    ['second', 30_000],
+  ] as const) {
+    const res = await grant(key, n);
+    const op = await waitFor(b, res.body.data.id);
+    assert.is(op.status, 'succeeded', JSON.stringify(op));
+  }
+  const [e] = (await b.api('GET', `/api/v3/users/${u.id}/enrollments`)).body.data;
+  // 30,000 + 30,000 days would be 60,000: the contract's maximum is 36,500 days from the start.
+  assert.equal(
+    [e.duration, e.duration_unit, e.ends_at],
+    [
+      36_500,
+      'day',
+      new Date(Date.parse('2026-01-01T00:00:00Z') + 36_500 * 86_400_000).toISOString(),
+    ],
+  );
+});
+
 t.run();

@@ -6,16 +6,27 @@ import { addDuration, type Duration, type DurationUnit } from './duration.ts';
 import type { EnrollmentRow } from './repo.ts';
 
 const DAY_MS = 86_400_000;
+/** The contract's maximum of an enrollment's `duration` (AccessDuration), in any unit. */
+const MAX_UNITS = 36_500;
 
 /**
  * A current enrollment renewed by `d`: its end moves by `d` from where it was, and its duration
  * stays the total length counted from `started_at` (1 month + 1 month = 2 months; a year is 12
  * months; mixing days with months counts days). Lifetime on either side gives lifetime.
  */
-export function extendedBy(
-  e: EnrollmentRow,
-  d: Duration,
-): { duration: number | null; unit: DurationUnit; endsAt: string | null } {
+export function extendedBy(e: EnrollmentRow, d: Duration): Extended {
+  const next = renewed(e, d);
+  // Summed lengths can pass what the resource may state (a second sale of a 36,500-day delivery,
+  // a common stand-in for "for life"): the total stops at the maximum, counted from started_at.
+  // That end is never before the current one, and the sale is recorded, not refused.
+  if (next.duration === null || next.duration <= MAX_UNITS) return next;
+  const capped = { duration: MAX_UNITS, unit: next.unit };
+  return { ...capped, endsAt: addDuration(e.startedAt, capped) };
+}
+
+type Extended = { duration: number | null; unit: DurationUnit; endsAt: string | null };
+
+function renewed(e: EnrollmentRow, d: Duration): Extended {
   if (e.endsAt === null || e.durationUnit === 'lifetime' || d.unit === 'lifetime')
     return { duration: null, unit: 'lifetime', endsAt: null };
   const inMonths = (n: number, u: DurationUnit) => (u === 'year' ? n * 12 : n);
