@@ -21,6 +21,11 @@ export const accountsRepo = {
     });
   },
 
+  async status(tx: Tx, id: number): Promise<string | null> {
+    const r = await tx('accounts').where('id', id).first('status');
+    return r ? String(r.status) : null;
+  },
+
   setStatus(tx: Tx, id: number, status: string): Promise<number> {
     return tx('accounts').where('id', id).update({ status });
   },

@@ -1,5 +1,6 @@
 // Files: bytes in the store (local disk or S3), described by a row. Other areas use this service
 // (exports write files, imports read them); clients reach the bytes only through download links.
+import { assertAccountActive } from '../accounts/active.ts';
 import crypto from 'node:crypto';
 import type { Readable } from 'node:stream';
 import type { Clock } from '../../clock.ts';
@@ -131,8 +132,10 @@ export class FilesService {
   }
 
   /** For the local store's download route: the file a signed URL names, if still available. */
-  findForDownload(id: number): Promise<FileRecord | null> {
-    return filesRepo.getAvailable(this.db, id);
+  async findForDownload(id: number): Promise<FileRecord | null> {
+    const f = await filesRepo.getAvailable(this.db, id);
+    if (f) await assertAccountActive(this.db, f.accountId);
+    return f;
   }
 
   private async record(accountId: number, id: number, opts: { tx?: Tx } = {}) {

@@ -3,6 +3,7 @@
 // completes it naming each part's ETag and SHA-256. Completion joins the parts and reads the
 // result once to check sizes, checksums and type; any mismatch is 422 upload_integrity_mismatch
 // and creates no file.
+import { assertAccountActive } from '../accounts/active.ts';
 import type { Clock } from '../../clock.ts';
 import type { Db, Tx } from '../../db/knex.ts';
 import { transaction } from '../../db/tx.ts';
@@ -129,7 +130,9 @@ export class UploadsService {
   /** The pending upload a signed part URL names (null: gone, finished or expired). */
   async forPart(id: number): Promise<Upload | null> {
     const u = await uploadsRepo.byId(this.db, id);
-    return u && this.current(u).status === 'pending' ? u : null;
+    if (!u || this.current(u).status !== 'pending') return null;
+    await assertAccountActive(this.db, u.accountId);
+    return u;
   }
 
   /** The parts the store holds so far (a client resuming an upload sends only the others). */

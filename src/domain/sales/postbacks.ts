@@ -5,6 +5,7 @@
 // and status) records nothing and changes nothing. An archived delivery, or a sale of no product
 // the delivery listens to, is recorded as `ignored` and grants nothing; the second is answered
 // like any postback that does not apply (`ignored: not_applicable`), not by naming the product.
+import { assertAccountActive } from '../accounts/active.ts';
 import type { Db, Tx } from '../../db/knex.ts';
 import { transaction } from '../../db/tx.ts';
 import type { Clock } from '../../clock.ts';
@@ -91,6 +92,7 @@ export class PostbacksService {
     const d = id === null ? null : await deliveriesRepo.getAny(this.db, id);
     if (!d || !urlMatches(d, token)) throw new AppError('not_found');
     if (!secretMatches(d, secret)) throw new AppError('unauthenticated');
+    await assertAccountActive(this.db, d.accountId);
     return d;
   }
 
