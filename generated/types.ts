@@ -1476,7 +1476,9 @@ export interface paths {
          *     same Idempotency-Key answers 409 `secret_not_replayable`. Deliveries are signed as
          *     Standard Webhooks (`webhook-id`, `webhook-timestamp`, `webhook-signature`). Only http and
          *     https URLs; private, loopback and link-local addresses are refused (422, detail
-         *     `private_target`), and a name is resolved and checked again at every delivery.
+         *     `private_target`), and a name is resolved and checked again at every delivery. An
+         *     account has at most 20 webhooks (deleted ones do not count): the 21st is 409
+         *     `plan_limit_reached`.
          */
         post: operations["createWebhook"];
         delete?: never;

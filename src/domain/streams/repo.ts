@@ -1,6 +1,7 @@
 // Event streams (table `event_streams`) and the reads a stream makes of `events`. Every function
 // takes the caller's `tx`.
-import { isPostgres, type Tx } from '../../db/knex.ts';
+import { lockAccountScope } from '../../db/account-lock.ts';
+import type { Tx } from '../../db/knex.ts';
 import { insertId, json } from '../../db/dialect.ts';
 import { eventsRepo } from '../events/repo.ts';
 import type { Event } from '../events/types.ts';
@@ -38,12 +39,8 @@ export const streamsRepo = {
    * PostgreSQL: serializes stream creation per account until the transaction ends, so two
    * concurrent creations cannot both pass the limits (SQLite runs writes one at a time).
    */
-  async lockAccount(tx: Tx, accountId: number): Promise<void> {
-    if (isPostgres(tx))
-      await tx.raw(
-        "SELECT pg_advisory_xact_lock(hashtext('school:event_streams:' || current_schema()), ?)",
-        [accountId],
-      );
+  lockAccount(tx: Tx, accountId: number): Promise<void> {
+    return lockAccountScope(tx, 'event_streams', accountId);
   },
 
   async counts(tx: Tx, accountId: number, credentialId: number) {

@@ -63,6 +63,16 @@ export const endpointsRepo = {
     return insertId(tx, 'webhook_endpoints', row);
   },
 
+  /** How many endpoints the account has (deleted ones do not count). */
+  async count(tx: Tx, accountId: number): Promise<number> {
+    const r = await tx('webhook_endpoints')
+      .where('account_id', accountId)
+      .whereNull('deleted_at')
+      .count({ n: '*' })
+      .first();
+    return Number(r?.n ?? 0);
+  },
+
   /** An endpoint of the account, not deleted. */
   async get(tx: Tx, accountId: number, id: number): Promise<Endpoint | null> {
     const r = await firstRow(

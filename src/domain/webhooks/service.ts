@@ -5,6 +5,8 @@ import type { Clock } from '../../clock.ts';
 import { HOUR } from '../../clock.ts';
 import type { Db, Tx } from '../../db/engine.ts';
 import { inTransaction } from '../../db/tx.ts';
+import { lockAccountScope } from '../../db/account-lock.ts';
+import { rejection } from '../shared/rejections.ts';
 import type { CursorCodec } from '../../db/cursor.ts';
 import type { PageResult } from '../../db/page.ts';
 import { AppError, type ErrorDetail } from '../../errors.ts';
@@ -20,6 +22,8 @@ import { newSigningSecret } from './signature.ts';
 import { checkTarget } from './targets.ts';
 
 const MAX_OVERLAP_HOURS = 72;
+/** Every event fans out to every endpoint: a bound on the fan-out (409 plan_limit_reached). */
+export const MAX_ENDPOINTS = 20;
 
 export interface EndpointInput {
   url: string;
@@ -168,6 +172,13 @@ export class WebhooksService {
     const now = this.clock.now().toISOString();
     const secret = newSigningSecret();
     return inTransaction(this.db, opts.tx, async (tx) => {
+      await lockAccountScope(tx, 'webhook_endpoints', accountId);
+      if ((await repo.count(tx, accountId)) >= MAX_ENDPOINTS)
+        throw rejection(
+          'plan_limit_reached',
+          'webhook_endpoints',
+          `An account has at most ${MAX_ENDPOINTS} webhooks: delete one first.`,
+        );
       const id = await repo.insert(tx, {
         account_id: accountId,
         url,
