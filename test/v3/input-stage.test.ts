@@ -53,6 +53,9 @@ t('X-Client-Request-Id: read only where declared; its format; sent twice', async
   const users = await b.api('GET', '/api/v3/users', { headers: { 'X-Client-Request-Id': 'a b' } });
   assert.is(users.status, 200);
   assert.is(users.headers.get('x-client-request-id'), null);
+  // Declared but not sent: nothing to check, nothing echoed.
+  const without = await rawRequest(url, 'GET', [auth]);
+  assert.equal([without.status, without.headers['x-client-request-id']], [200, undefined]);
   for (const ok of ['a', 'A.b_c-9', 'x'.repeat(64)]) {
     const res = await rawRequest(url, 'GET', [auth, ['X-Client-Request-Id', ok]]);
     assert.is(res.status, 200, ok);
@@ -123,6 +126,14 @@ t('a JSON operation: no Content-Type is 415, no body is a validation failure', a
   const auth: [string, string] = ['Authorization', `Bearer ${b.secret}`];
   const noType = await rawRequest(url, 'POST', [auth, ['Idempotency-Key', newKey()]]);
   assert.equal([noType.status, noType.body.error.code], [415, 'unsupported_media_type']);
+  // Node's client frames an empty POST as chunked; `Content-Length: 0` is no body at all, and a
+  // JSON operation without a Content-Type is still 415, not a validation failure of nothing.
+  const empty = await rawRequest(url, 'POST', [
+    auth,
+    ['Idempotency-Key', newKey()],
+    ['Content-Length', '0'],
+  ]);
+  assert.equal([empty.status, empty.body.error.code], [415, 'unsupported_media_type']);
   const noBody = await rawRequest(url, 'POST', [
     auth,
     ['Idempotency-Key', newKey()],
