@@ -1739,6 +1739,10 @@ export interface paths {
          *     completed upload answers it again. A store that fails answers 503
          *     `storage_unavailable` and the upload stays `pending`; if it fails after the parts were
          *     joined, the upload stays `completing` and completing it again checks the joined file.
+         *     A join whose answer was lost (the store joined, the call timed out) leaves no parts:
+         *     completing it again finds the joined file and checks it. While another completion runs
+         *     (`completing`) a completion is 422 `invalid_transition`; a claim that has not joined
+         *     within 10 minutes (its process died) is taken over by the next completion.
          */
         post: operations["completeUpload"];
         delete?: never;

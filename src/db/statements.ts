@@ -53,7 +53,10 @@ export async function firstRow<T = Record<string, unknown>>(
   /** `stable`: the statement reads only the credentials and accounts tables (src/db/reader.ts). */
   options: { stable?: boolean } = {},
 ): Promise<T | undefined> {
-  const cached = readCached(tx, sql, params, options.stable === true);
+  // The read connection binds no booleans either.
+  const cached = isPostgres(tx)
+    ? undefined
+    : readCached(tx, sql, sqliteParams(params), options.stable === true);
   if (cached) return cached.row as T | undefined;
   if (!isPostgres(tx)) {
     return onConnection(

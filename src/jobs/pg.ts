@@ -9,6 +9,7 @@ import { pgConnectionConfig } from '../db/pg-connection.ts';
 import type { Logger as Pino } from '../log.ts';
 import { jobQueuePool } from './pg-pool.ts';
 import { newWorkerId } from './worker-id.ts';
+import { LANE_CONCURRENCY, LANES, laneOf, tasksOf, type Lane } from './lanes.ts';
 import type { EnqueueOptions, JobEngine, JobEngineStatus, Schedule, TaskList } from './types.ts';
 
 /** graphile-worker's own schema: beside the application's (tests give each suite a schema). */
@@ -21,11 +22,16 @@ const quote = (name: string) => `"${name.replace(/"/g, '""')}"`;
 
 export class PgJobs implements JobEngine {
   readonly workerId = newWorkerId();
-  private runner: Runner | undefined;
+  /**
+   * One graphile-worker runner per lane (src/jobs/lanes.ts) that has tasks: a runner claims only
+   * the tasks of its list, so each lane has its own slots.
+   */
+  private runners = new Map<Lane, Runner>();
+  private lanes: Lane[] = [];
   private stopping = false;
-  private restart: NodeJS.Timeout | undefined;
-  /** A runner being started: a stop that comes meanwhile waits for it and stops it. */
-  private launching: Promise<void> | undefined;
+  private restart = new Map<Lane, NodeJS.Timeout>();
+  /** Runners being started: a stop that comes meanwhile waits for them and stops them. */
+  private launching = new Set<Promise<void>>();
   private readonly schema: string;
   /** graphile-worker's own connections (it LISTENs on one): not taken from the request pool. */
   private readonly pool: pg.Pool;
@@ -39,7 +45,8 @@ export class PgJobs implements JobEngine {
     this.schema = workerSchema(db);
     this.pool = jobQueuePool({
       ...pgConnectionConfig(db),
-      max: 6,
+      // Each lane's runner LISTENs on one and takes one per claim and completion.
+      max: 8,
       // A process that only enqueues (the admin CLI) may exit while connections idle here.
       allowExitOnIdle: true,
     });
@@ -58,9 +65,9 @@ export class PgJobs implements JobEngine {
 
   get status(): JobEngineStatus {
     if (this.stopping) return 'stopped';
-    if (this.runner) return 'running';
-    // Started, but its runner stopped by itself and has not (yet) come back.
-    return this.restart ? 'down' : 'idle';
+    if (this.lanes.length > 0 && this.runners.size === this.lanes.length) return 'running';
+    // Started, but a runner stopped by itself and has not (yet) come back.
+    return this.restart.size > 0 ? 'down' : 'idle';
   }
 
   /** Installs or upgrades graphile-worker's schema: `add_job` must exist before any enqueue. */
@@ -73,21 +80,24 @@ export class PgJobs implements JobEngine {
   }
 
   async enqueue(tx: Tx, task: string, payload: object, options: EnqueueOptions = {}) {
-    // run_at null means the database's now(): the queue runs on PostgreSQL's clock.
+    // run_at null means the database's now(): the queue runs on PostgreSQL's clock. Bulk jobs
+    // sort after the main lane's in graphile-worker's (priority, run_at) index, so the main
+    // runner finds its jobs in front of an import's 100,000 emails instead of behind them.
     await tx.raw(
       `select 1 from ${quote(this.schema)}.add_job(identifier => ?::text, payload => ?::json, ` +
-        `run_at => ?::timestamptz, max_attempts => ?::int)`,
+        `run_at => ?::timestamptz, max_attempts => ?::int, priority => ?::int)`,
       [
         task,
         JSON.stringify(payload),
         options.runAt?.toISOString() ?? null,
         options.maxAttempts ?? null,
+        laneOf(task) === 'bulk' ? 1 : 0,
       ],
     );
   }
 
   async start(tasks: TaskList, schedules: Schedule[]): Promise<void> {
-    if (this.runner || this.stopping) return;
+    if (this.runners.size > 0 || this.lanes.length > 0 || this.stopping) return;
     const taskList = Object.fromEntries(
       Object.entries(tasks).map(([name, task]) => [
         name,
@@ -100,6 +110,7 @@ export class PgJobs implements JobEngine {
           }),
       ]),
     );
+    // The sweeps are main-lane tasks: the crontab goes with the main runner.
     const parsedCronItems = parseCronItems(
       schedules.map((s) => ({
         task: s.task,
@@ -107,16 +118,17 @@ export class PgJobs implements JobEngine {
         identifier: s.task,
       })),
     );
-    const launch = async (): Promise<void> => {
+    this.lanes = LANES.filter((lane) => Object.keys(tasksOf(taskList, lane)).length > 0);
+    const launch = async (lane: Lane): Promise<void> => {
       const runner = await run({
         pgPool: this.pool,
         schema: this.schema,
-        concurrency: 4,
+        concurrency: LANE_CONCURRENCY[lane],
         noHandleSignals: true,
         pollInterval: 1000,
         logger: this.logger,
-        taskList,
-        parsedCronItems,
+        taskList: tasksOf(taskList, lane),
+        parsedCronItems: lane === 'main' ? parsedCronItems : [],
       });
       if (this.stopping) {
         // Stopped while run() was starting: this runner may already hold a job, and a process
@@ -124,47 +136,56 @@ export class PgJobs implements JobEngine {
         await runner.stop().catch(() => undefined);
         return;
       }
-      this.runner = runner;
+      this.runners.set(lane, runner);
       // graphile-worker stops by itself on a fatal error, or when it hears (database-wide) that a
       // schema was installed or migrated, even another school's or test suite's. A worker that
       // was not asked to stop starts again: run() refuses if this code is too old for the schema.
       void runner.promise
-        .catch((err) => this.pino.error({ err }, 'job runner stopped'))
+        .catch((err) => this.pino.error({ err, lane }, 'job runner stopped'))
         .then(() => {
-          if (this.stopping || this.runner !== runner) return;
-          this.runner = undefined;
-          this.restart = setTimeout(() => {
-            void this.launch(launch).catch((err) =>
-              this.pino.error({ err }, 'job runner could not restart'),
-            );
-          }, 1000);
+          if (this.stopping || this.runners.get(lane) !== runner) return;
+          this.runners.delete(lane);
+          this.restart.set(
+            lane,
+            setTimeout(() => {
+              this.restart.delete(lane);
+              void this.launch(() => launch(lane)).catch((err) =>
+                this.pino.error({ err, lane }, 'job runner could not restart'),
+              );
+            }, 1000),
+          );
         });
     };
-    await this.launch(launch);
+    await Promise.all(this.lanes.map((lane) => this.launch(() => launch(lane))));
   }
 
   private async launch(launch: () => Promise<void>): Promise<void> {
     const started = launch();
-    this.launching = started;
+    this.launching.add(started);
     try {
       await started;
     } finally {
-      if (this.launching === started) this.launching = undefined;
+      this.launching.delete(started);
     }
   }
 
   async stop(): Promise<void> {
     this.stopping = true;
-    clearTimeout(this.restart);
-    await this.launching?.catch(() => undefined);
-    const runner = this.runner;
-    this.runner = undefined;
-    // The runner may have stopped by itself (a fatal error, logged when it happened), or be
+    for (const timer of this.restart.values()) clearTimeout(timer);
+    this.restart.clear();
+    await Promise.all([...this.launching].map((p) => p.catch(() => undefined)));
+    const runners = [...this.runners.values()];
+    this.runners.clear();
+    // A runner may have stopped by itself (a fatal error, logged when it happened), or be
     // stopping by itself: graphile-worker shuts its pool down when any worker in the database
     // announces a breaking migration, and then runner.stop() returns at once while that pool's
     // jobs still run. Its promise settles only when every job has finished or released its unit.
-    await runner?.stop().catch(() => undefined);
-    await runner?.promise.catch(() => undefined);
+    await Promise.all(
+      runners.map(async (runner) => {
+        await runner.stop().catch(() => undefined);
+        await runner.promise.catch(() => undefined);
+      }),
+    );
   }
 
   /** Closes graphile-worker's connections (after stop). */

@@ -13,6 +13,7 @@ import { onSqliteCommit, transaction } from '../db/tx.ts';
 import type { Clock } from '../clock.ts';
 import type { Logger } from '../log.ts';
 import { isDeadWorker, newWorkerId } from './worker-id.ts';
+import { LANE_CONCURRENCY, LANES, laneOf, tasksOf, type Lane } from './lanes.ts';
 import {
   JobReleased,
   type EnqueueOptions,
@@ -23,7 +24,6 @@ import {
 } from './types.ts';
 
 const POLL_MS = 1000;
-const CONCURRENCY = 4;
 
 interface JobRow {
   id: number;
@@ -40,6 +40,8 @@ export class SqliteJobs implements JobEngine {
   readonly workerId = newWorkerId();
   private tasks: TaskList = {};
   private running = new Set<Promise<void>>();
+  /** Jobs running in each lane (src/jobs/lanes.ts): each lane has its own slots. */
+  private busy: Record<Lane, number> = { main: 0, bulk: 0 };
   /** Jobs whose task returned, not deleted yet. */
   private finished: number[] = [];
   private started = false;
@@ -161,16 +163,29 @@ export class SqliteJobs implements JobEngine {
     setImmediate(() => void this.pump());
   }
 
-  /** Claims and starts due jobs up to the concurrency, then sleeps until a wake or the poll. */
+  /** Free slots of each lane. */
+  private free(): Record<Lane, number> {
+    return {
+      main: LANE_CONCURRENCY.main - this.busy.main,
+      bulk: LANE_CONCURRENCY.bulk - this.busy.bulk,
+    };
+  }
+
+  /** Claims and starts due jobs up to each lane's concurrency, then sleeps until a wake or the poll. */
   private async pump(): Promise<void> {
     if (this.pumping || this.stopping) return;
     this.pumping = true;
     try {
-      while (!this.stopping && (this.running.size < CONCURRENCY || this.finished.length)) {
-        const jobs = await this.claim(CONCURRENCY - this.running.size);
+      while (!this.stopping) {
+        const free = this.free();
+        if (!LANES.some((lane) => free[lane] > 0) && !this.finished.length) break;
+        const jobs = await this.claim(free);
         if (jobs.length === 0) break;
         for (const job of jobs) {
+          const lane = laneOf(job.task);
+          this.busy[lane]++;
           const run = this.run(job).finally(() => {
+            this.busy[lane]--;
             this.running.delete(run);
             this.wake();
           });
@@ -188,19 +203,36 @@ export class SqliteJobs implements JobEngine {
     }
   }
 
-  /** Deletes the jobs that finished since the last claim, then claims up to `limit` due jobs. */
-  private claim(limit: number): Promise<JobRow[]> {
+  /**
+   * Deletes the jobs that finished since the last claim, then claims each lane's due jobs up to
+   * its free slots: the oldest of its tasks' due jobs, read task by task through the (task,
+   * run_at, id) index, so a lane never walks the other lane's pending jobs. A job of a task this
+   * process does not run stays for a process that does.
+   */
+  private claim(free: Record<Lane, number>): Promise<JobRow[]> {
     const now = this.clock.now().toISOString();
     const done = this.finished.splice(0);
     return transaction(this.db, async (tx) => {
       const conn = (await tx.client.acquireConnection()) as Database.Database;
       for (const id of done) statement(conn, 'DELETE FROM jobs WHERE id = ?').run(id);
-      if (limit <= 0) return [];
-      const rows = statement(
+      const due = statement(
         conn,
-        'SELECT id, task, payload, attempts, max_attempts FROM jobs WHERE locked_by IS NULL ' +
-          'AND run_at <= ? AND attempts < max_attempts ORDER BY run_at, id LIMIT ?',
-      ).all(now, limit) as JobRow[];
+        'SELECT id, task, payload, attempts, max_attempts, run_at FROM jobs WHERE task = ? ' +
+          'AND locked_by IS NULL AND run_at <= ? AND attempts < max_attempts ' +
+          'ORDER BY run_at, id LIMIT ?',
+      );
+      const rows: JobRow[] = [];
+      for (const lane of LANES) {
+        const limit = free[lane];
+        if (limit <= 0) continue;
+        const candidates = Object.keys(tasksOf(this.tasks, lane)).flatMap(
+          (task) => due.all(task, now, limit) as (JobRow & { run_at: string })[],
+        );
+        candidates.sort((a, b) =>
+          a.run_at < b.run_at ? -1 : a.run_at > b.run_at ? 1 : a.id - b.id,
+        );
+        rows.push(...candidates.slice(0, limit));
+      }
       const lock = statement(
         conn,
         'UPDATE jobs SET locked_by = ?, locked_at = ?, key = NULL, attempts = attempts + 1 WHERE id = ?',

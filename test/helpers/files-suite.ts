@@ -6,6 +6,7 @@ import { Readable } from 'node:stream';
 import { suite } from 'uvu';
 import * as assert from 'uvu/assert';
 import { storageError } from '../../src/domain/files/storage/errors.ts';
+import { COMPLETING_LEASE_MS } from '../../src/domain/files/uploads.ts';
 import { credentialWith, newKey } from './app.ts';
 import { bootFiles, sha256, type Backend, type FilesBoot } from './files.ts';
 import { allItems, waitFor } from './operations.ts';
@@ -445,6 +446,78 @@ export function filesSuite(backend: Backend) {
   );
 
   t(
+    'a join whose answer is lost (the store joined, the call timed out): 503, pending; a retry finds the joined object, checks it and completes',
+    async ({ b }) => {
+      const bytes = crypto.randomBytes(5 * MiB + 10);
+      const { upload, tags } = await uploadParts(b, bytes, {
+        part_size: 5 * MiB,
+        content_type: 'application/octet-stream',
+      });
+      const before = await fileCount(b);
+      injectJoinTimeout(b);
+      const first = await complete(b, upload.id, tags);
+      assert.equal(
+        [first.status, first.body.error?.code],
+        [503, 'storage_unavailable'],
+        first.text,
+      );
+      const held = (await b.api('GET', `/api/v3/uploads/${upload.id}`)).body.data;
+      assert.equal([held.status, held.file_id], ['pending', null]);
+      // Joined: the store holds no parts any more (a retry answered part_not_uploaded).
+      assert.equal(await storedParts(b, upload.id), []);
+      const retry = await complete(b, upload.id, tags);
+      assert.equal([retry.status, retry.body.data?.status], [200, 'completed'], retry.text);
+      assert.is(await fileCount(b), before + 1);
+      const got = await download(b, retry.body.data.file_id);
+      assert.is(sha256(got.bytes), sha256(bytes));
+    },
+  );
+
+  t(
+    'a completing claim whose process died is retaken after the lease (10 minutes), joined or not',
+    async ({ b }) => {
+      const bytes = Buffer.from('claimed by a process that died\n');
+      const before = await fileCount(b);
+      // One died after its claim, before the join; the other after the join, before recording it.
+      const notJoined = await uploadParts(b, bytes);
+      const joined = await uploadParts(b, bytes);
+      const row = async (id: string) =>
+        b.app
+          .db('uploads')
+          .where({ id: Number(id) })
+          .first();
+      const j = await row(joined.upload.id);
+      await b.app.services.files.storage.completeMultipart(
+        j.storage_key,
+        j.storage_upload_id,
+        joined.tags,
+      );
+      for (const { upload } of [notJoined, joined])
+        await b.app
+          .db('uploads')
+          .where({ id: Number(upload.id) })
+          .update({ status: 'completing', updated_at: b.clock.now().toISOString() });
+      b.clock.advance(COMPLETING_LEASE_MS - 1000);
+      for (const { upload, tags } of [notJoined, joined]) {
+        const early = await complete(b, upload.id, tags);
+        assert.equal(
+          [early.status, early.body.error?.code],
+          [422, 'invalid_transition'],
+          early.text,
+        );
+      }
+      b.clock.advance(1000);
+      for (const { upload, tags } of [notJoined, joined]) {
+        const retaken = await complete(b, upload.id, tags);
+        assert.equal([retaken.status, retaken.body.data?.status], [200, 'completed'], retaken.text);
+        const got = await download(b, retaken.body.data.file_id);
+        assert.ok(got.bytes.equals(bytes));
+      }
+      assert.is(await fileCount(b), before + 2);
+    },
+  );
+
+  t(
     'a read-back that breaks after the parts were joined: 503, still completing; a retry checks the joined object and completes',
     async ({ b }) => {
       const bytes = crypto.randomBytes(5 * MiB + 10);
@@ -625,6 +698,19 @@ export function filesSuite(backend: Backend) {
  * Makes the store's next read of an object fail, once: `open` refuses it as a store that is down
  * does; `stream` serves the first chunk and then breaks, as a connection reset mid-response does.
  */
+/** The next join happens in the store, and then its call fails as a timed-out one does. */
+function injectJoinTimeout(b: FilesBoot) {
+  const storage = b.app.services.files.storage;
+  const join = storage.completeMultipart;
+  storage.completeMultipart = async (key, id, parts) => {
+    storage.completeMultipart = join;
+    await join.call(storage, key, id, parts);
+    throw storageError(
+      Object.assign(new Error('socket timed out (injected)'), { code: 'ETIMEDOUT' }),
+    );
+  };
+}
+
 function injectReadFault(b: FilesBoot, mode: 'open' | 'stream') {
   const storage = b.app.services.files.storage;
   const read = storage.read;

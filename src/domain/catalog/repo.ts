@@ -4,6 +4,7 @@ import { keyset, pages, type PageParams } from '../../db/page.ts';
 import type { CursorCodec } from '../../db/cursor.ts';
 import type { Tx } from '../../db/knex.ts';
 import { insertId } from '../../db/dialect.ts';
+import { firstRow } from '../../db/statements.ts';
 import type { Product, PublicationStatus } from './types.ts';
 
 const map = (r: any): Product => ({
@@ -38,9 +39,14 @@ export const productsRepo = {
   map,
 
   async get(tx: Tx, accountId: number, id: number): Promise<Product | null> {
-    const r = await tx('products')
-      .where({ account_id: accountId, id })
-      .first('products.*', withCount(tx));
+    // Fixed SQL prepared once (knex compiles and SQLite prepares anew on every call): every
+    // grant's welcome email reads its product.
+    const r = await firstRow(
+      tx,
+      'SELECT products.*, (select count(*) from modules where modules.product_id = products.id ' +
+        'and modules.deleted = ?) as modules_count FROM products WHERE account_id = ? AND id = ?',
+      [false, accountId, id],
+    );
     return r ? map(r) : null;
   },
 

@@ -4,6 +4,7 @@ import { keyset, pages, type PageParams } from '../../db/page.ts';
 import type { CursorCodec } from '../../db/cursor.ts';
 import type { Tx } from '../../db/knex.ts';
 import { bool, insertId } from '../../db/dialect.ts';
+import { firstRow } from '../../db/statements.ts';
 import type { DurationUnit } from './duration.ts';
 
 export interface EnrollmentRow {
@@ -73,7 +74,12 @@ export const enrollmentsRepo = {
   map,
 
   async get(tx: Tx, accountId: number, id: number): Promise<EnrollmentRow | null> {
-    const r = await tx('enrollments').where({ account_id: accountId, id }).first();
+    // Fixed SQL, prepared once (knex compiles and SQLite prepares anew on every call): read
+    // after every grant.
+    const r = await firstRow(tx, 'SELECT * FROM enrollments WHERE account_id = ? AND id = ?', [
+      accountId,
+      id,
+    ]);
     return r ? map(r) : null;
   },
 
@@ -111,8 +117,13 @@ export const enrollmentsRepo = {
     productId: number,
     now: string,
   ): Promise<EnrollmentRow | null> {
-    const q = tx('enrollments').where({ user_id: userId, product_id: productId });
-    const r = await current(q, now).orderBy('id', 'desc').first();
+    // As `current` below, in fixed SQL prepared once: read before every grant.
+    const r = await firstRow(
+      tx,
+      'SELECT * FROM enrollments WHERE user_id = ? AND product_id = ? AND ended = ? ' +
+        'AND (ends_at IS NULL OR ends_at > ?) ORDER BY id DESC LIMIT 1',
+      [userId, productId, false, now],
+    );
     return r ? map(r) : null;
   },
 

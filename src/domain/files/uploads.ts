@@ -43,6 +43,13 @@ export interface CompletedPart extends PartTag {
 /** Part URLs handed out with a new upload (more through POST /uploads/{id}/parts). */
 export const FIRST_URLS = 100;
 
+/**
+ * How long a `completing` claim without a join holds the upload. Longer than a join takes: S3's
+ * call gives up within connect_timeout_ms + timeout_ms (35 s by default), and a local join of the
+ * largest upload (5 GiB) copies it once. After that a retry takes the claim over.
+ */
+export const COMPLETING_LEASE_MS = 10 * 60_000;
+
 export class UploadsService {
   private readonly db: Db;
   private readonly clock: Clock;
@@ -171,19 +178,35 @@ export class UploadsService {
    * checks the joined object again instead of finding the upload stuck in `completing`.
    */
   async complete(accountId: number, id: number, parts: CompletedPart[]): Promise<Upload> {
-    const u = await this.get(accountId, id);
+    let u = await this.get(accountId, id);
     if (u.status === 'completed') return u;
     if (u.status === 'completing' && u.joinedAt) {
       checkPartList(u, parts);
       return this.finish(u, parts);
     }
-    requireStatus(u, ['pending']);
+    // A claim whose process died before it joined (or recorded the join) is retaken after the
+    // lease, not left to the 24-hour sweep; the retaker goes on as if the upload were pending.
+    const stale = u.status === 'completing' && this.claimExpired(u);
+    if (!stale) requireStatus(u, ['pending']);
     checkPartList(u, parts);
     // Parts first, from the store's listing: a part missing, cut short or with another ETag is
     // found before the parts are joined, so the upload stays pending and the client sends that part again.
     const stored = new Map(
       (await this.storage.listParts(u.storageKey, u.storageUploadId)).map((p) => [p.number, p]),
     );
+    // No parts at all: a join may have happened whose answer was lost (a timeout after the store
+    // joined, or a process that died after the join). The object is then there: check it.
+    if (stored.size === 0 && (await this.storage.exists(u.storageKey))) {
+      const joined = this.change('completing', { joinedAt: this.clock.now().toISOString() });
+      const from: UploadStatus[] = stale ? ['completing'] : ['pending'];
+      if (
+        !(await this.write(undefined, (tx) =>
+          uploadsRepo.transition(tx, u.id, from, joined, u.revision),
+        ))
+      )
+        throw new AppError('state_conflict');
+      return this.finish({ ...u, ...joined }, parts);
+    }
     for (let n = 1; n <= u.partsCount; n++) {
       const p = stored.get(n);
       if (!p) throw integrityMismatch('part_not_uploaded', `Part ${n} is not uploaded.`, 'parts');
@@ -206,11 +229,12 @@ export class UploadsService {
     const claim = this.change('completing');
     if (
       !(await this.write(undefined, (tx) =>
-        uploadsRepo.transition(tx, u.id, ['pending'], claim, u.revision),
+        uploadsRepo.transition(tx, u.id, [stale ? 'completing' : 'pending'], claim, u.revision),
       ))
     ) {
       throw new AppError('state_conflict');
     }
+    u = { ...u, ...claim };
     const release = () =>
       this.write(undefined, (tx) =>
         uploadsRepo.transition(tx, u.id, ['completing'], this.change('pending')),
@@ -279,6 +303,11 @@ export class UploadsService {
       throw err;
     });
     return finished;
+  }
+
+  /** A `completing` claim not joined and older than the lease: its process is taken for dead. */
+  private claimExpired(u: Upload): boolean {
+    return Date.parse(u.updatedAt) + COMPLETING_LEASE_MS <= this.clock.now().getTime();
   }
 
   /** Deletes the parts of unfinished uploads past their 24 hours (the sweep.uploads job). */

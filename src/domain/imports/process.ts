@@ -6,12 +6,12 @@
 import type { Tx } from '../../db/engine.ts';
 import { toId } from '../shared/ids.ts';
 import { rejection } from '../shared/rejections.ts';
-import { usersRepo } from '../users/repo.ts';
+import { usersRepo, type User } from '../users/repo.ts';
 import type { UsersService } from '../users/service.ts';
 import type { TagsService } from '../tags/service.ts';
 import type { EnrollmentsService } from '../enrollments/service.ts';
-import { importsRepo as repo } from './repo.ts';
-import { deliveryGrant, deliveryIdByExternalId } from './deliveries.ts';
+import { importsRepo as repo, type ImportRow } from './repo.ts';
+import { deliveryGrant, deliveryIdByExternalId, type DeliveryGrant } from './deliveries.ts';
 
 export interface RowDeps {
   users: UsersService;
@@ -32,16 +32,92 @@ export async function applyRow(tx: Tx, accountId: number, item: RowItem, deps: R
   if (row.appliedAttemptId !== null)
     return { row: item.row, applied_by_attempt: toId(row.appliedAttemptId), skipped: true };
   // Looked up again: the delivery may have been archived since the analysis.
-  const deliveryId = await deliveryIdByExternalId(tx, accountId, row.productExternalId!);
-  const d = deliveryId === null ? null : await deliveryGrant(tx, deliveryId);
-  if (!d)
-    throw rejection(
-      'domain_rule_violation',
-      'product_unknown',
-      'No active delivery listens to this product_external_id.',
-    );
+  const d = await grantOf(tx, accountId, row.productExternalId!);
+  if (!d) throw unknownProduct();
   const email = row.email!;
-  let user = await usersRepo.findByEmail(tx, accountId, email.toLowerCase());
+  const user = await usersRepo.findByEmail(tx, accountId, email.toLowerCase());
+  const out = await grant(tx, accountId, row, d, user, deps);
+  if ((await repo.markApplied(tx, item.import_id, item.row, item.attempt_id)) === 0)
+    throw new Error('row applied concurrently'); // rolls the item back; never expected
+  await repo.countApplied(tx, item.import_id);
+  return out;
+}
+
+/**
+ * A chunk of rows of one attempt in one transaction (the runner's applyMany): the rows, their
+ * deliveries, their students and the "applied" marks are read and written once per chunk, and
+ * each row's grant goes through the same services, in the same order, as applyRow's. Null (the
+ * runner then goes row by row, where a row that fails fails alone) when a row is not ready or
+ * applied already, names an unknown product, or shares its email with another row of the chunk.
+ */
+export async function applyRows(tx: Tx, accountId: number, items: RowItem[], deps: RowDeps) {
+  const first = items[0]!;
+  if (items.some((i) => i.import_id !== first.import_id || i.attempt_id !== first.attempt_id))
+    return null;
+  const numbers = items.map((i) => i.row);
+  const rows = new Map(
+    (await repo.rowsByNumber(tx, first.import_id, numbers)).map((r) => [r.row, r]),
+  );
+  const grants = new Map<string, DeliveryGrant | null>();
+  const emails = new Set<string>();
+  for (const n of numbers) {
+    const row = rows.get(n);
+    if (!row || row.status !== 'ready' || row.appliedAttemptId !== null) return null;
+    const lower = row.email!.toLowerCase();
+    if (emails.has(lower)) return null;
+    emails.add(lower);
+    const ext = row.productExternalId!;
+    if (!grants.has(ext)) grants.set(ext, await grantOf(tx, accountId, ext));
+    if (!grants.get(ext)) return null;
+  }
+  const users = new Map(
+    (await usersRepo.findManyByEmail(tx, accountId, [...emails])).map((u) => [
+      u.email.toLowerCase(),
+      u,
+    ]),
+  );
+  const out = [];
+  for (const n of numbers) {
+    // SQLite runs each statement synchronously: other work gets a turn between rows, as between
+    // the items of the row-by-row path.
+    await new Promise((resolve) => setImmediate(resolve));
+    const row = rows.get(n)!;
+    const user = users.get(row.email!.toLowerCase()) ?? null;
+    out.push(await grant(tx, accountId, row, grants.get(row.productExternalId!)!, user, deps));
+  }
+  if (
+    (await repo.markManyApplied(tx, first.import_id, numbers, first.attempt_id)) !== numbers.length
+  )
+    throw new Error('rows applied concurrently'); // the chunk rolls back; never expected
+  return out;
+}
+
+const unknownProduct = () =>
+  rejection(
+    'domain_rule_violation',
+    'product_unknown',
+    'No active delivery listens to this product_external_id.',
+  );
+
+async function grantOf(tx: Tx, accountId: number, externalId: string) {
+  const deliveryId = await deliveryIdByExternalId(tx, accountId, externalId);
+  return deliveryId === null ? null : deliveryGrant(tx, deliveryId);
+}
+
+/**
+ * One row's effect: the student (created when new), then what the delivery grants, or the end of
+ * what it granted.
+ */
+async function grant(
+  tx: Tx,
+  accountId: number,
+  row: ImportRow,
+  d: DeliveryGrant,
+  found: User | null,
+  deps: RowDeps,
+) {
+  const email = row.email!;
+  let user = found;
   let created = false;
   if (row.accessStatus === 'inactive') {
     if (user) await deps.enrollments.endForDelivery(tx, accountId, user.id, d.id);
@@ -61,8 +137,5 @@ export async function applyRow(tx: Tx, accountId: number, item: RowItem, deps: R
       });
     for (const tagId of d.tagIds) await deps.tags.assign(accountId, user.id, tagId, { tx });
   }
-  if ((await repo.markApplied(tx, item.import_id, item.row, item.attempt_id)) === 0)
-    throw new Error('row applied concurrently'); // rolls the item back; never expected
-  await repo.countApplied(tx, item.import_id);
-  return { row: item.row, user_id: toId(user?.id ?? null), created, delivery_id: toId(d.id) };
+  return { row: row.row, user_id: toId(user?.id ?? null), created, delivery_id: toId(d.id) };
 }

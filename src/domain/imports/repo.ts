@@ -252,6 +252,25 @@ export const importsRepo = {
     return tx('imports').where('id', importId).increment('rows_applied', 1);
   },
 
+  /** The rows of a processing chunk, by number (one statement instead of one per row). */
+  async rowsByNumber(tx: Tx, importId: number, rowNumbers: number[]): Promise<ImportRow[]> {
+    const rows = await tx('import_rows')
+      .where('import_id', importId)
+      .whereIn('row_number', rowNumbers);
+    return rows.map(mapRow);
+  },
+
+  /** Marks a chunk's rows applied, each only if no attempt had; returns how many this did. */
+  async markManyApplied(tx: Tx, importId: number, rowNumbers: number[], attemptId: number) {
+    const changed = await tx('import_rows')
+      .where('import_id', importId)
+      .whereIn('row_number', rowNumbers)
+      .whereNull('applied_attempt_id')
+      .update({ applied_attempt_id: attemptId });
+    if (changed > 0) await tx('imports').where('id', importId).increment('rows_applied', changed);
+    return changed;
+  },
+
   async remaining(tx: Tx, importId: number): Promise<number> {
     const r = await tx('import_rows')
       .where({ import_id: importId, status: 'ready' })

@@ -23,7 +23,7 @@ export interface BatchType {
     ctx: { operationId: number; prepared?: unknown },
   ): Promise<Record<string, unknown>>;
   /**
-   * Optional, PostgreSQL only: applies a whole chunk with set-based SQL (one lookup, one multi-row
+   * Optional, PostgreSQL only (unless setBasedOnSqlite): applies a whole chunk with set-based SQL (one lookup, one multi-row
    * write per table) in the chunk's transaction; returns each item's result, in order. Null, or a
    * throw, when the chunk cannot go this way (an item would fail, two items touch one row, a
    * concurrent write): the runner rolls the chunk back and applies it item by item with `apply`.
@@ -35,6 +35,12 @@ export interface BatchType {
     payloads: any[],
     ctx: { operationId: number },
   ): Promise<Record<string, unknown>[] | null>;
+  /**
+   * applyMany on SQLite too: for a type whose items read and write the same few rows of other
+   * tables (an import's rows, deliveries and "applied" marks), a chunk saves statements that knex
+   * compiles and SQLite prepares anew on every call, which cost more there than the writes.
+   */
+  setBasedOnSqlite?: boolean;
   /** Records, in the transaction that fails the item, what the failure means to its owner. */
   failed?(tx: Tx, accountId: number, payload: any, err: unknown): Promise<void>;
 }

@@ -6,7 +6,7 @@ import type { Knex } from 'knex';
 import type { Tx } from '../../db/engine.ts';
 import { bool, insertId } from '../../db/dialect.ts';
 import { isPostgres } from '../../db/engine.ts';
-import { insertUnnest } from '../../db/statements.ts';
+import { execute, insertUnnest } from '../../db/statements.ts';
 
 export const TERMINAL = ['succeeded', 'partially_succeeded', 'failed', 'canceled'] as const;
 export type OperationStatus = 'queued' | 'running' | (typeof TERMINAL)[number];
@@ -293,6 +293,21 @@ export const operationsRepo = {
     leaseUntil: string,
     chunk: { attempt: number; at: string; items: { id: number; result: string }[] },
   ): Promise<number> {
+    if (!isPostgres(tx)) {
+      // SQLite: cached prepared statements, one per item (no round trips to save here).
+      for (const item of chunk.items)
+        await execute(
+          tx,
+          `UPDATE operation_items SET status = 'succeeded', result = ?, attempt_number = ?,
+             updated_at = ? WHERE id = ? AND status = 'pending'`,
+          [item.result, chunk.attempt, chunk.at, item.id],
+        );
+      return execute(
+        tx,
+        'UPDATE operations SET lease_expires_at = ?, done = done + ? WHERE id = ? AND lease_owner = ?',
+        [leaseUntil, chunk.items.length, id, owner],
+      );
+    }
     const r = await tx.raw(
       `WITH settled AS (
          UPDATE operation_items AS i

@@ -100,9 +100,10 @@ export class OperationRunner {
   ) {
     const type = Object.hasOwn(this.types, typeName) ? this.types[typeName] : undefined;
     if (!type) throw new Error(`unknown batch type ${typeName}`);
-    // SQLite keeps the item-by-item path: its statements are function calls in this process, so
-    // a chunk's round trips cost little there (spec/DECISIONS.md).
-    const setBased = type.applyMany && !type.prepare && isPostgres(this.db);
+    // SQLite keeps the item-by-item path unless the type asks: its statements are function calls
+    // in this process, so a chunk's round trips cost little there (spec/DECISIONS.md).
+    const setBased =
+      type.applyMany && !type.prepare && (isPostgres(this.db) || type.setBasedOnSqlite === true);
     const chunk = type.prepare ? 1 : setBased ? SET_CHUNK : CHUNK;
     for (;;) {
       if (signal.aborted) {

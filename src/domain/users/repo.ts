@@ -250,6 +250,15 @@ export const usersRepo = {
   // ---- PostgreSQL, set-based (a chunk of users.upsert): one statement for many students ----
 
   /** The account's students with these emails, locked until the transaction ends (id order). */
+  /** The account's students with these emails (lowercase), on both engines, without a lock. */
+  async findManyByEmail(tx: Tx, accountId: number, emailsLower: string[]): Promise<User[]> {
+    if (emailsLower.length === 0) return [];
+    const rows = await tx('users')
+      .where('account_id', accountId)
+      .whereIn('email_lower', emailsLower);
+    return rows.map(map);
+  },
+
   async lockManyByEmail(tx: Tx, accountId: number, emailsLower: string[]): Promise<User[]> {
     const r = await tx.raw(
       'SELECT * FROM users WHERE account_id = ? AND email_lower = ANY(?::text[]) ORDER BY id FOR UPDATE',

@@ -44,6 +44,18 @@ export class LocalStorage implements Storage {
     return guarded(() => fsp.rm(this.objectPath(key), { force: true }));
   }
 
+  exists(key: string): Promise<boolean> {
+    return guarded(async () => {
+      try {
+        await fsp.stat(this.objectPath(key));
+        return true;
+      } catch (err) {
+        if ((err as NodeJS.ErrnoException).code === 'ENOENT') return false;
+        throw err;
+      }
+    });
+  }
+
   createMultipart(key: string): Promise<string> {
     return guarded(async () => {
       const id = `${key.replace(/\//g, '_')}-${randomHex(8)}`;

@@ -10,6 +10,7 @@ import {
   CreateMultipartUploadCommand,
   DeleteObjectCommand,
   GetObjectCommand,
+  HeadObjectCommand,
   ListPartsCommand,
   PutObjectCommand,
   S3Client,
@@ -157,6 +158,20 @@ export class S3Storage implements Storage {
   remove(key: string): Promise<void> {
     return guarded(async () => {
       await this.client.send(new DeleteObjectCommand({ Bucket: this.bucket, Key: key }));
+    });
+  }
+
+  exists(key: string): Promise<boolean> {
+    return guarded(async () => {
+      try {
+        await this.client.send(new HeadObjectCommand({ Bucket: this.bucket, Key: key }));
+        return true;
+      } catch (err) {
+        // HEAD has no body: a missing object is a bare 404.
+        const e = err as { name?: string; $metadata?: { httpStatusCode?: number } };
+        if (e.name === 'NotFound' || e.$metadata?.httpStatusCode === 404) return false;
+        throw err;
+      }
     });
   }
 

@@ -49,6 +49,8 @@ export interface Storage {
   read(key: string, range?: ByteRange): Promise<Readable>;
   /** Deletes an object; a missing one is not an error. */
   remove(key: string): Promise<void>;
+  /** Whether the object exists (a join whose answer was lost may have made it). */
+  exists(key: string): Promise<boolean>;
 
   /** Starts a multipart upload; returns the store's id for it. */
   createMultipart(key: string): Promise<string>;
