@@ -8,6 +8,7 @@
 import { Readable } from 'node:stream';
 import type { Clock } from '../../clock.ts';
 import type { Db } from '../../db/knex.ts';
+import { leaseWrite } from '../../db/lease.ts';
 import { inTransaction } from '../../db/tx.ts';
 import type { Logger } from '../../log.ts';
 import type { Event } from '../events/types.ts';
@@ -16,6 +17,8 @@ import { streamsRepo as repo } from './repo.ts';
 
 /** The lease outlives a few missed ticks; a dead instance's stream is free again after it. */
 export const LEASE_MS = 30_000;
+/** How long a release is retried while the database is away. */
+const RELEASE_RETRY_MS = 5_000;
 /** Ticks (credential check, lease renewal, polling) at least this often. */
 const MAX_TICK_MS = 5_000;
 
@@ -247,8 +250,14 @@ export class StreamConnection implements Follower {
       this.reader.unfollow(this);
       this.onClosed(this);
       const { streamId, connectionId } = this.o;
-      await inTransaction(this.deps.db, undefined, (tx) =>
-        repo.release(tx, streamId, connectionId, this.position),
+      // The next connection waits for this release (or the lease's end): should the database be
+      // away, it is retried for a few seconds (a shutdown waits for it).
+      await leaseWrite(
+        this.deps.db,
+        (tx) => repo.release(tx, streamId, connectionId, this.position),
+        {
+          maxMs: RELEASE_RETRY_MS,
+        },
       ).catch((err) =>
         this.deps.logger.warn({ err, stream_id: streamId }, 'event stream: release failed'),
       );
