@@ -71,6 +71,7 @@
 //   BENCH_FALLBACK          `credentials`: while the users endpoints are not implemented, bench
 //                           GET /credentials/current and POST /credentials instead (development only)
 import { spawn, type ChildProcess } from 'node:child_process';
+import { randomBytes } from 'node:crypto';
 import { createRequire } from 'node:module';
 import fs from 'node:fs';
 import os from 'node:os';
@@ -531,6 +532,8 @@ interface AppOptions {
   workers?: boolean;
   /** PostgreSQL instead of a fresh SQLite file: the URL and an existing, empty schema. */
   postgres?: { url: string; schema: string };
+  /** SECRETS_KEY, for instances sharing one database. */
+  secretsKey?: string;
 }
 
 async function startApp(profileName: string, options: AppOptions = {}): Promise<Child<AppInfo>> {
@@ -540,6 +543,7 @@ async function startApp(profileName: string, options: AppOptions = {}): Promise<
     BENCH_APP_DATABASE_URL: options.postgres?.url ?? '',
     BENCH_APP_DATABASE_SCHEMA: options.postgres?.schema ?? '',
     BENCH_APP_POOL_MAX: String(POOL_MAX),
+    BENCH_APP_SECRETS_KEY: options.secretsKey ?? '',
   });
   const { usersReady, probe, ablate } = server.info;
   if (!usersReady) {
@@ -730,11 +734,14 @@ function pgPostPhase(kind: 'reference' | 'app'): Promise<PhaseResult> {
  */
 function pgTwoInstancesPhase(kind: 'get' | 'post'): Promise<PhaseResult> {
   return inSchema(async (pg) => {
-    const a = await startApp(`pg-app-${kind}-2a`, { postgres: pg });
-    const b = await startApp(`pg-app-${kind}-2b`, { postgres: pg }).catch(async (err) => {
-      await a.stop();
-      throw err;
-    });
+    const secretsKey = randomBytes(32).toString('base64url');
+    const a = await startApp(`pg-app-${kind}-2a`, { postgres: pg, secretsKey });
+    const b = await startApp(`pg-app-${kind}-2b`, { postgres: pg, secretsKey }).catch(
+      async (err) => {
+        await a.stop();
+        throw err;
+      },
+    );
     const pair: Child<AppInfo> = {
       info: a.info,
       pid: a.pid,
