@@ -2,7 +2,7 @@
 // the pipeline swapped for no-ops or prototypes (BENCH_ABLATE, see bench/ablations.ts), configurations
 // interleaved over several rounds so a noisy neighbour hits all of them alike. Reports the server's
 // CPU µs per request (robust to load-generator effects) and req/s, best and median of the rounds.
-//   npx tsx bench/ablate.ts [rounds=3] [seconds=4]
+//   node bench/ablate.ts [rounds=3] [seconds=4]
 import { spawnSync } from 'node:child_process';
 import fs from 'node:fs';
 import os from 'node:os';
@@ -38,7 +38,7 @@ const tmp = path.join(os.tmpdir(), `bench-ablate-${process.pid}.json`);
 for (let r = 0; r < rounds; r++) {
   for (const c of configs) {
     process.stderr.write(`round ${r + 1}/${rounds}: ${c.name}\n`);
-    const run = spawnSync(process.execPath, ['--import', 'tsx', 'scripts/bench.ts'], {
+    const run = spawnSync(process.execPath, ['scripts/bench.ts'], {
       cwd: root,
       env: {
         ...process.env,

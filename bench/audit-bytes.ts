@@ -4,7 +4,7 @@
 //   {"engine","requests","rows","bytes","perRequest"}
 // With AUDIT_RETENTION_DAYS (90) of steady traffic, disk use is about perRequest x requests a day x 90.
 //
-//   npx tsx bench/audit-bytes.ts [sqlite|postgres://...] [requests=4000]
+//   node bench/audit-bytes.ts [sqlite|postgres://...] [requests=4000]
 import { boot } from '../test/helpers/app.ts';
 
 const database = process.argv[2] ?? 'sqlite';

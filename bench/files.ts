@@ -5,7 +5,7 @@
 // peakRssMiB is the process's peak resident set (server, client and, for s3, the s3rver emulator
 // all run in this one process): far below the file's size means nothing held the file in memory.
 //
-//   npx tsx bench/files.ts [backend=local|s3] [mib=256]
+//   node bench/files.ts [backend=local|s3] [mib=256]
 import crypto from 'node:crypto';
 import fs from 'node:fs';
 import os from 'node:os';
@@ -53,8 +53,9 @@ const { secret } = await app.services.accounts.createRootCredential({
 const source = path.join(dir, 'upload.bin');
 const block = crypto.randomBytes(MiB());
 const w = fs.createWriteStream(source);
-for (let i = 0; i < MIB; i++) if (!w.write(block)) await new Promise((r) => w.once('drain', r));
-await new Promise((r) => w.end(r));
+for (let i = 0; i < MIB; i++)
+  if (!w.write(block)) await new Promise<void>((r) => w.once('drain', () => r()));
+await new Promise<void>((r) => w.end(() => r()));
 
 const client = createClient({ baseUrl, secret });
 const out: string[] = [];

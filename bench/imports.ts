@@ -6,11 +6,11 @@
 //   {"engine","rows","analysis":{"seconds","rowsPerSecond","peakRssMiB"},"processing":{...},
 //    "export":{...}}
 //
-//   npx tsx bench/imports.ts [database=sqlite] [rows=100000]
+//   node bench/imports.ts [database=sqlite] [rows=100000]
 import { filesRepo } from '../src/domain/files/repo.ts';
 import { credentialsRepo } from '../src/domain/credentials/repo.ts';
 import { newStorageKey } from '../src/domain/files/service.ts';
-import type { AuthContext } from '../src/domain/auth.ts';
+import type { AuthContext } from '../src/domain/credentials/auth.ts';
 import { transaction } from '../src/db/tx.ts';
 import { startWorkers } from '../src/tasks/index.ts';
 import { benchServices } from './services.ts';

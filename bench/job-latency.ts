@@ -6,7 +6,7 @@
 // Prints one JSON line on stdout (scripts/bench.ts reads it; its `jobs` phase runs this):
 //   {"engine","jobs","warmup","gapMs","p50","p90","p99","max","mean"}   (latencies in ms)
 //
-//   npx tsx bench/job-latency.ts [database=sqlite] [jobs=200] [gapMs=5]
+//   node bench/job-latency.ts [database=sqlite] [jobs=200] [gapMs=5]
 // database: `sqlite` (a fresh file in a temporary folder) or a postgres:// URL. On PostgreSQL the
 // jobs run in the schema BENCH_JOBS_SCHEMA (made and dropped by the caller) or, without it, in a
 // `bench_<random>` schema made and dropped here (bench/pg-schema.ts).

@@ -1,7 +1,7 @@
 // What one statement costs through knex vs. better-sqlite3 directly, on the app's own schema
 // (migrated by createApp) with the queries the v3 pipeline runs on every request. Sequential, one
 // at a time, so the figure is CPU per statement (promise hops included), not throughput under load.
-//   npx tsx bench/knex-overhead.ts
+//   node bench/knex-overhead.ts
 import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';

@@ -1,6 +1,6 @@
 // CPU cost of each piece of the v3 pipeline, called directly on a booted app (createApp, SQLite
 // WAL), one call at a time: what a request pays for each step before any queueing under load.
-//   npx tsx bench/pieces.ts [iterations=5000]
+//   node bench/pieces.ts [iterations=5000]
 import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';

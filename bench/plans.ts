@@ -3,7 +3,7 @@
 // compute it on an empty account (500 creates), then again once it is applied (500 unchanged),
 // through the real app. Prints one JSON line: {"engine","resources","createMs","unchangedMs"}.
 //
-//   npx tsx bench/plans.ts [sqlite|postgres://...] [rounds=5]
+//   node bench/plans.ts [sqlite|postgres://...] [rounds=5]
 import { boot, newKey } from '../test/helpers/app.ts';
 import { waitFor } from '../test/helpers/operations.ts';
 

@@ -2,7 +2,7 @@
 // self time by category (package / src directory / node internals / GC / idle), self time by
 // function, and inclusive (synchronous-stack) time of the project's own functions, plus the self
 // time grouped into the layers of a request (database, HTTP/Koa, project code, ...).
-//   npx tsx bench/profile-summary.ts FILE.cpuprofile [topN=25] [skipSeconds=0]
+//   node bench/profile-summary.ts FILE.cpuprofile [topN=25] [skipSeconds=0]
 // skipSeconds drops the start of the profile (boot, migrations, Ajv compilation, warm-up).
 import fs from 'node:fs';
 
@@ -28,7 +28,7 @@ const file = process.argv[2];
 const top = Number(process.argv[3] ?? 25);
 const skipUs = Number(process.argv[4] ?? 0) * 1e6;
 if (!file) {
-  console.error('usage: tsx bench/profile-summary.ts FILE.cpuprofile [topN]');
+  console.error('usage: node bench/profile-summary.ts FILE.cpuprofile [topN]');
   process.exit(2);
 }
 const profile = JSON.parse(fs.readFileSync(file, 'utf8')) as Profile;

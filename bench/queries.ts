@@ -2,7 +2,7 @@
 // URL, warms it up, then sends GET /api/v3/users/{id} and POST /api/v3/users a few times each and
 // prints every statement knex sent during each request (knex's `query` event; statements of
 // timers that fire meanwhile show up too, marked by when they ran).
-//   npx tsx bench/queries.ts postgres://school:school@127.0.0.1:5432/school_h1
+//   node bench/queries.ts postgres://school:school@127.0.0.1:5432/school_h1
 import crypto from 'node:crypto';
 import { createApp } from '../src/app.ts';
 import { loadConfig } from '../src/config.ts';

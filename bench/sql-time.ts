@@ -1,6 +1,6 @@
 // Time spent in each SQLite statement while the real app serves POST /api/v3/users (or GET with
 // `get`): wraps better-sqlite3's Statement run/get/all, sends N requests at C in flight, prints the
-// statements by total time.   npx tsx bench/sql-time.ts [post|get] [n] [concurrency]
+// statements by total time.   node bench/sql-time.ts [post|get] [n] [concurrency]
 import crypto from 'node:crypto';
 import fs from 'node:fs';
 import os from 'node:os';

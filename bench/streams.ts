@@ -6,7 +6,7 @@
 // Prints one JSON line on stdout:
 //   {"engine","streams","events","seconds","eventsPerSecond","sent","p50","p99"}
 //
-//   npx tsx bench/streams.ts [database=sqlite] [events=2000]
+//   node bench/streams.ts [database=sqlite] [events=2000]
 import crypto from 'node:crypto';
 import fs from 'node:fs';
 import http from 'node:http';

@@ -6,7 +6,7 @@
 //   {"engine","students","pages","walkMs","firstPageMs","lastPageMs","lastOverFirst"}
 //   (page times: medians of REPEATS requests, in ms)
 //
-//   npx tsx bench/v1-pages.ts [database=sqlite] [students=100000]
+//   node bench/v1-pages.ts [database=sqlite] [students=100000]
 // database: `sqlite` (a fresh file in a temporary folder) or a postgres:// URL (a `bench_<random>`
 // schema made and dropped here). Students are inserted in bulk, not through the API: only the
 // reads are measured.

@@ -8,7 +8,7 @@
 // cpuMsPerDelivery: this process's CPU time (user + system) during the burst, per delivery; the
 // receiver runs in this process too, so it counts its side of each request as well.
 //
-//   npx tsx bench/webhooks.ts [database=sqlite] [events=200] [burst=1000] [workers=0]
+//   node bench/webhooks.ts [database=sqlite] [events=200] [burst=1000] [workers=0]
 // database: `sqlite` (a fresh file in a temporary folder) or a postgres:// URL (a `bench_<random>`
 // schema, made and dropped here). workers (PostgreSQL): the deliveries are made by that many
 // `npm run worker` processes (src/worker.ts) on the same schema instead of this process, which
@@ -67,7 +67,7 @@ try {
   if (!WORKERS) await startWorkers(services);
   for (let i = 0; i < WORKERS; i++)
     children.push(
-      spawn(process.execPath, ['--import', 'tsx', 'src/worker.ts'], {
+      spawn(process.execPath, ['src/worker.ts'], {
         cwd: path.resolve(import.meta.dirname, '..'),
         env: {
           ...process.env,
@@ -97,7 +97,7 @@ try {
     }
   };
 
-  // Worker processes start (tsx, the app's modules, the job engine) before they deliver: one
+  // Worker processes start (the app's modules, the job engine) before they deliver: one
   // event delivered first says they are up.
   if (WORKERS) await waitFor([`evt_${(await record(BURST + WARMUP + EVENTS)).id}`]);
 

@@ -10,6 +10,7 @@
 //   BENCH_APP_DATABASE_URL     a postgres:// URL to use instead of a fresh SQLite file; the
 //   BENCH_APP_DATABASE_SCHEMA  schema in it (created, and dropped afterwards, by the caller)
 //   BENCH_APP_POOL_MAX         DATABASE_POOL_MAX (the pg reference gets the same)
+//   BENCH_APP_SECRETS_KEY      SECRETS_KEY (default: a random one), the same for two instances
 //   BENCH_WORKERS=1            run the background workers in this process (app.startWorkers()
 //                              after listen), as `npm start` does; off by default
 //   BENCH_ABLATE               (comma-separated, for profiling only; the bench flags any run that
@@ -36,7 +37,8 @@ const config = loadConfig({
   DATABASE_POOL_MAX: process.env.BENCH_APP_POOL_MAX || undefined,
   // Nothing written outside `dir` (on PostgreSQL the data folder would be ./data).
   FILES_DIR: path.join(dir, 'files'),
-  SECRETS_KEY: crypto.randomBytes(32).toString('base64url'),
+  // Two instances on one schema must share it (the database records its fingerprint).
+  SECRETS_KEY: process.env.BENCH_APP_SECRETS_KEY || crypto.randomBytes(32).toString('base64url'),
   LOG_LEVEL: 'silent',
   WORKERS: String(workers),
   RATE_LIMIT_SOURCE: BENCH_LIMIT,

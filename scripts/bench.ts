@@ -14,6 +14,8 @@
 //                 GET/POST against bare Koa + @koa/router + `pg` (scripts/bench-reference-pg.ts,
 //                 a pool of BENCH_POOL_MAX connections) and the app with DATABASE_POOL_MAX the same,
 //                 each child in a fresh schema
+//   4c. two app instances on one PostgreSQL schema, GET and POST, half the connections each
+//                 (two autocannons: the round-robin), with the scale factor against one instance
 //   5. batch      POST /api/v3/operations/batches, a users.upsert of 1,000 items, polled every 5 ms
 //                 until succeeded, on an app child running its background workers; on SQLite, and
 //                 on PostgreSQL too when one is configured (BENCH_DATABASE_URL)
@@ -54,7 +56,7 @@
 //                           reference-post and reference-post-durable), reference-get, get, reference-post,
 //                           reference-post-durable, post, batch, jobs,
 //                           audit, imports, plans, pg-reference (= pg-reference-get and pg-reference-post),
-//                           pg-get, pg-post
+//                           pg-get, pg-post, pg-get-2, pg-post-2 (two instances on one schema)
 //   BENCH_POOL_MAX          PostgreSQL connections of the app and of the pg reference (default 10)
 //   BENCH_DATABASE_URL      a postgres:// URL: the GET, POST, batch and jobs phases also run on PostgreSQL, each
 //                           child in a fresh schema `bench_<random>` (dropped afterwards, with the
@@ -62,13 +64,14 @@
 //                           postgres:// URL; `off` for SQLite only
 //   BENCH_CPU_PROF          a directory: server children run with --cpu-prof and write their
 //                           profiles to DIR/<phase>/ (the main thread's is the largest; summarise it
-//                           with `npx tsx bench/profile-summary.ts FILE`)
+//                           with `node bench/profile-summary.ts FILE`)
 //   BENCH_ABLATE            no-ops / prototypes swapped into the app server (bench/ablations.ts);
 //                           profiling only, and every such run says so
 //   BENCH_JSON              a file: the figures are also written there as JSON (bench/ablate.ts reads it)
 //   BENCH_FALLBACK          `credentials`: while the users endpoints are not implemented, bench
 //                           GET /credentials/current and POST /credentials instead (development only)
 import { spawn, type ChildProcess } from 'node:child_process';
+import { randomBytes } from 'node:crypto';
 import { createRequire } from 'node:module';
 import fs from 'node:fs';
 import os from 'node:os';
@@ -111,6 +114,8 @@ const PHASES = [
   'pg-get',
   'pg-reference-post',
   'pg-post',
+  'pg-get-2',
+  'pg-post-2',
   'batch',
   'jobs',
   'webhooks',
@@ -125,7 +130,7 @@ type PhaseName = (typeof PHASES)[number];
 const ONLY = new Set<PhaseName>(
   (
     process.env.BENCH_ONLY ||
-    'routing,reference,get,post,pg-reference,pg-get,pg-post,batch,jobs,webhooks,streams,v1pages,audit,files,imports,plans'
+    'routing,reference,get,post,pg-reference,pg-get,pg-post,pg-get-2,pg-post-2,batch,jobs,webhooks,streams,v1pages,audit,files,imports,plans'
   )
     .split(',')
     .map((s) => s.trim())
@@ -251,6 +256,8 @@ function summarize(
 interface Child<T> {
   info: T;
   pid: number;
+  /** Several processes measured as one (two instances): their CPU is added up. */
+  pids?: number[];
   /** Starts a measurement window in the child (see bench/child-control.ts). */
   reset(): void;
   stats(): Promise<ChildStats>;
@@ -258,7 +265,7 @@ interface Child<T> {
 }
 
 async function startChild<T>(script: string, profileName: string, env: NodeJS.ProcessEnv) {
-  // Node strips the types itself, as `npm start` runs the server (bench/ tools still go through tsx).
+  // Node strips the types itself, as `npm start` runs the server (and the bench/ tools).
   const args: string[] = [];
   // One directory per phase: each process writes its profile there.
   if (CPU_PROF) args.push('--cpu-prof', `--cpu-prof-dir=${path.join(CPU_PROF, profileName)}`);
@@ -390,14 +397,15 @@ function pidCpuMs(pid: number): number | null {
   }
 }
 
-function cpuSample(pid: number): CpuSample {
+function cpuSample(pids: number[]): CpuSample {
   const u = process.cpuUsage();
   const machine = procBusyMs();
+  const each = pids.map(pidCpuMs);
   return {
     wall: performance.now(),
     busy: machine?.busy ?? null,
     steal: machine?.steal ?? null,
-    server: pidCpuMs(pid),
+    server: each.includes(null) ? null : each.reduce((a, b) => a! + b!, 0),
     self: (u.user + u.system) / 1000,
   };
 }
@@ -428,7 +436,7 @@ function cpuUse(a: CpuSample, b: CpuSample, requests: number): CpuUse {
 async function measure(
   label: string,
   server: Child<unknown>,
-  build: () => AcOptions,
+  build: () => AcOptions | AcOptions[],
 ): Promise<PhaseResult> {
   process.stderr.write(`  ${label}: warm-up ${WARMUP} s, then ${SECONDS} s measured...\n`);
   const latencies: number[] = [];
@@ -441,29 +449,36 @@ async function measure(
   let windowStart = 0;
   let windowEnd = 0;
   let stats: Promise<ChildStats> | null = null;
-  const options: AcOptions = {
+  // Several targets (two instances): one autocannon each, at once, their responses counted together.
+  const all: AcOptions[] = [build()].flat().map((o) => ({
     pipelining: 1,
     timeout: 10,
-    ...build(),
+    ...o,
     duration: WARMUP + SECONDS + 0.5,
-  };
+  }));
+  const pids = server.pids ?? [server.pid];
 
-  const done = new Promise<void>((resolve, reject) => {
-    const instance = autocannon(options, (err) => (err ? reject(err) : resolve()));
-    instance.on('response', (_client, status, _bytes, latencyMs) => {
-      if (!measuring) return;
-      completed++;
-      statuses.set(status, (statuses.get(status) ?? 0) + 1);
-      // Latency only of requests sent inside the window: not the warm-up's stragglers.
-      if (performance.now() - latencyMs >= windowStart) latencies.push(latencyMs);
-    });
-    instance.on('reqError', () => {
-      if (measuring) errors++;
-    });
-  });
+  const done = Promise.all(
+    all.map(
+      (options) =>
+        new Promise<void>((resolve, reject) => {
+          const instance = autocannon(options, (err) => (err ? reject(err) : resolve()));
+          instance.on('response', (_client, status, _bytes, latencyMs) => {
+            if (!measuring) return;
+            completed++;
+            statuses.set(status, (statuses.get(status) ?? 0) + 1);
+            // Latency only of requests sent inside the window: not the warm-up's stragglers.
+            if (performance.now() - latencyMs >= windowStart) latencies.push(latencyMs);
+          });
+          instance.on('reqError', () => {
+            if (measuring) errors++;
+          });
+        }),
+    ),
+  );
   const startTimer = setTimeout(() => {
     server.reset();
-    before = cpuSample(server.pid);
+    before = cpuSample(pids);
     windowStart = performance.now();
     measuring = true;
   }, WARMUP * 1000);
@@ -471,7 +486,7 @@ async function measure(
     () => {
       measuring = false;
       windowEnd = performance.now();
-      after = cpuSample(server.pid);
+      after = cpuSample(pids);
       stats = server.stats();
     },
     (WARMUP + SECONDS) * 1000,
@@ -487,7 +502,7 @@ async function measure(
   const load = summarize(latencies, completed, statuses, errors, windowEnd - windowStart);
   return {
     label,
-    connections: options.connections,
+    connections: all.reduce((n, o) => n + o.connections, 0),
     load,
     cpu: cpuUse(before, after, load.requests),
     stats: await stats,
@@ -517,6 +532,8 @@ interface AppOptions {
   workers?: boolean;
   /** PostgreSQL instead of a fresh SQLite file: the URL and an existing, empty schema. */
   postgres?: { url: string; schema: string };
+  /** SECRETS_KEY, for instances sharing one database. */
+  secretsKey?: string;
 }
 
 async function startApp(profileName: string, options: AppOptions = {}): Promise<Child<AppInfo>> {
@@ -526,6 +543,7 @@ async function startApp(profileName: string, options: AppOptions = {}): Promise<
     BENCH_APP_DATABASE_URL: options.postgres?.url ?? '',
     BENCH_APP_DATABASE_SCHEMA: options.postgres?.schema ?? '',
     BENCH_APP_POOL_MAX: String(POOL_MAX),
+    BENCH_APP_SECRETS_KEY: options.secretsKey ?? '',
   });
   const { usersReady, probe, ablate } = server.info;
   if (!usersReady) {
@@ -708,6 +726,55 @@ function pgPostPhase(kind: 'reference' | 'app'): Promise<PhaseResult> {
   });
 }
 
+/**
+ * Two app instances on one schema, measured as one: each takes half the connections of its own
+ * autocannon (the round-robin is the load generator's, not a proxy's: a proxy process would take
+ * CPU from the two instances on this machine). Their CPU is added up; the loop and GC figures are
+ * the first instance's.
+ */
+function pgTwoInstancesPhase(kind: 'get' | 'post'): Promise<PhaseResult> {
+  return inSchema(async (pg) => {
+    const secretsKey = randomBytes(32).toString('base64url');
+    const a = await startApp(`pg-app-${kind}-2a`, { postgres: pg, secretsKey });
+    const b = await startApp(`pg-app-${kind}-2b`, { postgres: pg, secretsKey }).catch(
+      async (err) => {
+        await a.stop();
+        throw err;
+      },
+    );
+    const pair: Child<AppInfo> = {
+      info: a.info,
+      pid: a.pid,
+      pids: [a.pid, b.pid],
+      reset: () => (a.reset(), b.reset()),
+      stats: () => a.stats(),
+      stop: async () => void (await Promise.all([a.stop(), b.stop()])),
+    };
+    const total = kind === 'get' ? CONNECTIONS : POST_CONNECTIONS;
+    const half = (i: number) => (i === 0 ? Math.ceil(total / 2) : Math.floor(total / 2));
+    try {
+      const label = kind === 'get' ? 'PG app GET /users/{id}' : 'PG app POST /users';
+      return await measure(`${label}, 2 instances`, pair, () =>
+        [a, b].map(({ info }, i): AcOptions => {
+          if (kind === 'post')
+            return {
+              ...postLoad(info.port, '/api/v3/users', info.secret, userBody),
+              connections: half(i),
+            };
+          return {
+            url: `http://127.0.0.1:${info.port}/api/v3/users/${info.userId ?? 1}`,
+            connections: half(i),
+            duration: SECONDS,
+            headers: { authorization: `Bearer ${info.secret}`, accept: 'application/json' },
+          };
+        }),
+      );
+    } finally {
+      await pair.stop();
+    }
+  });
+}
+
 // ---------------------------------------------------------------------------------------------
 // Batch phase: a users.upsert operation of BATCH_ITEMS items, from POST to succeeded.
 
@@ -841,10 +908,10 @@ async function batchPhase(engine: Engine): Promise<BatchResult> {
       );
       await runBatch(base, secret, engine);
       server.reset();
-      const before = cpuSample(server.pid);
+      const before = cpuSample([server.pid]);
       const runs: BatchRun[] = [];
       for (let i = 0; i < BATCHES; i++) runs.push(await runBatch(base, secret, engine));
-      const after = cpuSample(server.pid);
+      const after = cpuSample([server.pid]);
       const stats = await server.stats();
       const cpu = cpuUse(before, after, runs.length);
       const serverMs =
@@ -889,7 +956,7 @@ async function jobsPhase(engine: Engine): Promise<JobLatency> {
     const script = path.join(root, 'bench', 'job-latency.ts');
     const child = spawn(
       process.execPath,
-      ['--import', 'tsx', script, schema ? PG_URL! : 'sqlite', String(JOBS), String(JOB_GAP_MS)],
+      [script, schema ? PG_URL! : 'sqlite', String(JOBS), String(JOB_GAP_MS)],
       {
         cwd: root,
         env: { ...process.env, BENCH_JOBS_SCHEMA: schema?.schema ?? '' },
@@ -918,14 +985,10 @@ async function jobsPhase(engine: Engine): Promise<JobLatency> {
 // page by page over 100,000 students (the last page must cost what the first does: keyset pages).
 
 async function childJson(script: string, args: string[], timeoutMs = 600_000): Promise<any> {
-  const child = spawn(
-    process.execPath,
-    ['--import', 'tsx', path.join(root, 'bench', script), ...args],
-    {
-      cwd: root,
-      stdio: ['ignore', 'pipe', 'inherit'],
-    },
-  );
+  const child = spawn(process.execPath, [path.join(root, 'bench', script), ...args], {
+    cwd: root,
+    stdio: ['ignore', 'pipe', 'inherit'],
+  });
   let out = '';
   child.stdout!.setEncoding('utf8').on('data', (d: string) => (out += d));
   const timer = setTimeout(() => child.kill('SIGKILL'), timeoutMs);
@@ -1550,6 +1613,8 @@ function report(
       );
   }
 
+  scaleFactors(phases);
+
   const broken = [...rounds.values()].flat().filter((p) => failures(p.load) > 0);
   for (const p of broken) {
     const r = p.load;
@@ -1565,6 +1630,52 @@ function report(
     console.log(bar);
   }
   if (CPU_PROF) console.log(`\nCPU profiles written to ${CPU_PROF}`);
+}
+
+/**
+ * Two instances against one, on PostgreSQL. On this machine's 2 cores the factor stays below 2:
+ * the instances, PostgreSQL and the load generator share the same two cores, so a second instance
+ * adds processes, not CPU; it gains only where one instance left a core idle (waiting on the
+ * database's round trips). docs/speed.md says more.
+ */
+function scaleFactors(phases: Map<string, PhaseResult>): void {
+  const rows: string[][] = [];
+  for (const [one, two] of [
+    ['pg-get', 'pg-get-2'],
+    ['pg-post', 'pg-post-2'],
+  ] as const) {
+    const a = phases.get(one);
+    const b = phases.get(two);
+    if (!a || !b) continue;
+    rows.push([
+      b.label,
+      fmt(a.load.rps),
+      fmt(b.load.rps),
+      fmt(b.load.rps / a.load.rps, 2),
+      `${fmt(a.load.latency.p99, 1)} / ${fmt(b.load.latency.p99, 1)}`,
+      `${opt(a.cpu.serverPct, 0, '%')} / ${opt(b.cpu.serverPct, 0, '%')}`,
+    ]);
+  }
+  if (!rows.length) return;
+  console.log(`
+Two instances on one PostgreSQL (${CORES} cores; median rounds)`);
+  console.log(
+    table([
+      [
+        'phase',
+        'one: req/s',
+        'two: req/s',
+        'scale factor',
+        'p99 ms one / two',
+        'app CPU one / two',
+      ],
+      ...rows,
+    ]),
+  );
+  console.log(
+    `Below 2 on ${CORES} cores: both instances, PostgreSQL and the load generator share them, so ` +
+      'a second instance adds processes, not CPU; it gains only what one instance left idle.',
+  );
 }
 
 /** The no-regression check against the previous release's figures (bench/baseline.ts). */
@@ -1624,6 +1735,8 @@ async function main(): Promise<void> {
       if (ONLY.has('pg-reference-post'))
         add(rounds, 'pg-reference-post', await pgPostPhase('reference'));
       if (ONLY.has('pg-post')) add(rounds, 'pg-post', await pgPostPhase('app'));
+      if (ONLY.has('pg-get-2')) add(rounds, 'pg-get-2', await pgTwoInstancesPhase('get'));
+      if (ONLY.has('pg-post-2')) add(rounds, 'pg-post-2', await pgTwoInstancesPhase('post'));
     }
     if (ONLY.has('batch')) for (const e of ENGINES) add(batches, e, await batchPhase(e));
     if (ONLY.has('jobs')) for (const e of ENGINES) add(jobs, e, await jobsPhase(e));

@@ -24,6 +24,7 @@ import * as m019 from './migrations/019_plans.ts';
 import * as m021 from './migrations/021_upload_joined.ts';
 import * as m022 from './migrations/022_audit_account_index.ts';
 import * as m023 from './migrations/023_auth_version_order.ts';
+import * as m025 from './migrations/025_lease_takeovers.ts';
 import * as m026 from './migrations/026_jobs_task_index.ts';
 
 const migrations: Record<string, Knex.Migration> = {
@@ -49,6 +50,7 @@ const migrations: Record<string, Knex.Migration> = {
   '021_upload_joined': m021,
   '022_audit_account_index': m022,
   '023_auth_version_order': m023,
+  '025_lease_takeovers': m025,
   '026_jobs_task_index': m026,
 };
 

@@ -68,6 +68,7 @@ t('a second attempt of a leased operation does nothing, to the last millisecond'
     .where({ id: Number(id) })
     .first();
   assert.is(row.lease_owner, 'elsewhere/1/alive');
+  assert.is(Number(row.lease_takeovers), 0);
 });
 
 t('a lease already expired is taken over and the operation finishes', async ({ b }) => {
@@ -83,6 +84,8 @@ t('a lease already expired is taken over and the operation finishes', async ({ b
     .where({ id: Number(id) })
     .first();
   assert.is(row.lease_owner, null);
+  // The takeover is counted in the row (src/db/lease.ts).
+  assert.is(Number(row.lease_takeovers), 1);
 });
 
 t('a chunk whose lease renewal fails rolls back, effects and all', async ({ b }) => {

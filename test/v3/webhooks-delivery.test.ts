@@ -495,6 +495,12 @@ t('an attempt whose worker died is sent again once its lease has run out', async
     await advance(b, 60_000);
     const [after] = await settle(b, e.id, (l) => l[0]?.status === 'delivered');
     assert.equal([after.attempts_count, e.rcv.received.length], [2, 2]);
+    // The claim that took the dead worker's lease over is counted in the row (src/db/lease.ts).
+    const row = await b.app.services
+      .db('webhook_deliveries')
+      .where({ id: Number(d.id) })
+      .first();
+    assert.is(Number(row.lease_takeovers), 1);
   } finally {
     await e.close();
   }

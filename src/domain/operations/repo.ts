@@ -7,6 +7,15 @@ import type { Tx } from '../../db/engine.ts';
 import { bool, insertId } from '../../db/dialect.ts';
 import { isPostgres } from '../../db/engine.ts';
 import { execute, insertUnnest } from '../../db/statements.ts';
+import { Lease, type Claimed } from '../../db/lease.ts';
+
+/** The attempt running the operation holds it (src/db/lease.ts). */
+const lease = new Lease({
+  table: 'operations',
+  owner: 'lease_owner',
+  until: 'lease_expires_at',
+  takeovers: 'lease_takeovers',
+});
 
 export const TERMINAL = ['succeeded', 'partially_succeeded', 'failed', 'canceled'] as const;
 export type OperationStatus = 'queued' | 'running' | (typeof TERMINAL)[number];
@@ -245,40 +254,35 @@ export const operationsRepo = {
 
   /**
    * Takes the lease if it is free, expired, already ours, or held by a worker known to be dead;
-   * moves a queued operation to running. 0 when someone else holds it or it is not runnable.
+   * moves a queued operation to running. Not claimed when someone else holds it or it is not
+   * runnable; `tookOver` names the holder it replaced (counted in `lease_takeovers`).
    */
-  async claim(
+  claim(
     tx: Tx,
     id: number,
     owner: string,
     now: string,
     leaseUntil: string,
     deadOwner: string | null,
-  ): Promise<number> {
-    const n = await tx('operations')
-      .where('id', id)
-      .whereIn('status', ['queued', 'running'])
-      .where((q) => {
-        q.whereNull('lease_owner')
-          .orWhere('lease_expires_at', '<', now)
-          .orWhere('lease_owner', owner);
-        if (deadOwner) q.orWhere('lease_owner', deadOwner);
-      })
-      .update({
-        lease_owner: owner,
-        lease_expires_at: leaseUntil,
-        status: 'running',
-        started_at: tx.raw('COALESCE(started_at, ?)', [now]),
-      });
-    return n;
+  ): Promise<Claimed> {
+    return lease.claim(
+      tx,
+      id,
+      { owner, now, until: leaseUntil },
+      {
+        dead: deadOwner,
+        where: (q) => q.whereIn('status', ['queued', 'running']),
+        set: { status: 'running', started_at: tx.raw('COALESCE(started_at, ?)', [now]) },
+      },
+    );
   },
 
-  /** Renews the lease and moves the counters; 0 means the lease is no longer ours. */
+  /** Renews the lease and moves the counters; false means the lease is no longer ours. */
   renew(tx: Tx, id: number, owner: string, leaseUntil: string, done: number, failed: number) {
-    return tx('operations')
-      .where({ id, lease_owner: owner })
-      .update({ lease_expires_at: leaseUntil })
-      .increment({ done, failed });
+    return lease.renew(tx, id, owner, leaseUntil, {
+      done: tx.raw('done + ?', [done]),
+      failed: tx.raw('failed + ?', [failed]),
+    });
   },
 
   /**
@@ -332,9 +336,7 @@ export const operationsRepo = {
   },
 
   releaseLease(tx: Tx, id: number, owner: string) {
-    return tx('operations')
-      .where({ id, lease_owner: owner })
-      .update({ lease_owner: null, lease_expires_at: null });
+    return lease.release(tx, id, owner);
   },
 
   setAttemptStatus(
@@ -356,8 +358,7 @@ export const operationsRepo = {
     changes: Record<string, unknown>,
     guard: { owner?: string; status?: string[] } = {},
   ) {
-    const q = tx('operations').where('id', id);
-    if (guard.owner) q.where('lease_owner', guard.owner);
+    const q = guard.owner ? lease.guarded(tx, id, guard.owner) : tx('operations').where('id', id);
     if (guard.status) q.whereIn('status', guard.status);
     return q.update(changes);
   },

@@ -5,7 +5,7 @@
 // over finds out when it renews, and its chunk rolls back.
 import type { Clock } from '../../clock.ts';
 import { isPostgres, type Db } from '../../db/engine.ts';
-import { whileAway } from '../../db/pg-errors.ts';
+import { leaseWrite } from '../../db/lease.ts';
 import { transaction } from '../../db/tx.ts';
 import { isAppError } from '../../errors.ts';
 import { errorMessage } from '../../i18n/messages.ts';
@@ -69,7 +69,8 @@ export class OperationRunner {
     const now = this.clock.now().toISOString();
     const dead = isDeadWorker(op.leaseOwner) ? op.leaseOwner : null;
     const claimed = await transaction(this.db, async (tx) => {
-      if (!(await repo.claim(tx, op.id, owner, now, this.leaseUntil(), dead))) return false;
+      // A lease taken over (expired, or its worker dead) is counted in the row.
+      if (!(await repo.claim(tx, op.id, owner, now, this.leaseUntil(), dead)).claimed) return false;
       await repo.setAttemptStatus(tx, op.id, op.attemptNumber, 'running', { started: now });
       return true;
     });
@@ -82,7 +83,7 @@ export class OperationRunner {
       if (err instanceof OwnershipLost) return; // the other attempt records the outcome
       // Released for the job's next try, which claims it again; with the database away, once it
       // is back (else the operation would wait for its lease to run out and the recovery sweep).
-      await whileAway(() => transaction(this.db, (tx) => repo.releaseLease(tx, op.id, owner)), {
+      await leaseWrite(this.db, (tx) => repo.releaseLease(tx, op.id, owner), {
         maxMs: LEASE_MS,
         stop: () => ctx.signal.aborted,
       }).catch(() => undefined);

@@ -1,31 +1,26 @@
 // One open connection of an event stream: the messages it sends, in order, on an object-mode
-// Readable (the HTTP layer writes them as Server-Sent Events: src/http/v3/sse.ts). It holds the stream's lease (one connection per stream, across instances), reads the
-// account's events after its position when told of new ones (and on every tick, in case a
-// notification was missed), re-checks its credential on every tick and closes, after a comment
-// saying why, when the credential stops being active or the stream is deleted.
+// Readable (the HTTP layer writes them as Server-Sent Events: src/http/v3/sse.ts). It holds the
+// stream's lease (one connection per stream, across instances). Its events come from the
+// account's shared reader (./reader.ts) while it keeps up; behind it (an older cursor, a client
+// that stopped reading), it reads its own backlog up to the reader's tail, then follows again. It
+// re-checks its credential on every tick and closes, after a comment saying why, when the
+// credential stops being active or the stream is deleted.
 import { Readable } from 'node:stream';
 import type { Clock } from '../../clock.ts';
-import { isPostgres, type Db } from '../../db/knex.ts';
+import type { Db } from '../../db/knex.ts';
+import { leaseWrite } from '../../db/lease.ts';
 import { inTransaction } from '../../db/tx.ts';
 import type { Logger } from '../../log.ts';
 import type { Event } from '../events/types.ts';
+import { BATCH, type AccountReader, type Follower } from './reader.ts';
 import { streamsRepo as repo } from './repo.ts';
 
-/** Events read per query; the next batch is read once the client has taken this one. */
-const BATCH = 100;
 /** The lease outlives a few missed ticks; a dead instance's stream is free again after it. */
 export const LEASE_MS = 30_000;
+/** How long a release is retried while the database is away. */
+const RELEASE_RETRY_MS = 5_000;
 /** Ticks (credential check, lease renewal, polling) at least this often. */
 const MAX_TICK_MS = 5_000;
-/**
- * PostgreSQL numbers events when they are recorded, not when they commit: an event may become
- * visible after a higher-numbered one. A missing id is waited for this long before it is taken
- * for a rolled-back transaction's, so a stream does not skip an event whose transaction commits
- * a moment late (Marten's "stale sequence threshold" is the same idea, 3 s by default).
- */
-const GAP_MS = 3_000;
-/** Ids checked for gaps per query (PostgreSQL). */
-const SCAN = 1000;
 
 export interface ConnectionDeps {
   db: Db;
@@ -58,16 +53,17 @@ export type StreamMessage =
 /** How long a client waits before reconnecting (sent when the connection opens). */
 const RETRY_MS = 3_000;
 
-export class StreamConnection {
+export class StreamConnection implements Follower {
   readonly readable: Readable;
   readonly accountId: number;
+  /** The last event sent: saved as the stream's position. */
   private position: number;
-  /** PostgreSQL: every id up to here is settled (committed, or known never to commit). */
-  private settled: number;
-  private readonly gapsSeen = new Map<number, number>();
+  /** Every event of the account up to here was sent or is not of this stream's types. */
+  seen: number;
+  /** The shared reader pushes events to it (see ./reader.ts). */
+  following = false;
   private readonly tickMs: number;
   private timer: NodeJS.Timeout | undefined;
-  private gapTimer: NodeJS.Timeout | undefined;
   private lastWrite = performance.now();
   private closed = false;
   private paused = false;
@@ -80,15 +76,22 @@ export class StreamConnection {
   private resolveDone!: () => void;
   private readonly deps: ConnectionDeps;
   private readonly o: ConnectionOptions;
+  private readonly reader: AccountReader;
   private readonly onClosed: (c: StreamConnection) => void;
 
-  constructor(deps: ConnectionDeps, o: ConnectionOptions, onClosed: (c: StreamConnection) => void) {
+  constructor(
+    deps: ConnectionDeps,
+    o: ConnectionOptions,
+    reader: AccountReader,
+    onClosed: (c: StreamConnection) => void,
+  ) {
     this.deps = deps;
     this.o = o;
+    this.reader = reader;
     this.onClosed = onClosed;
     this.accountId = o.accountId;
     this.position = o.position;
-    this.settled = o.position;
+    this.seen = o.position;
     this.tickMs = Math.min(o.heartbeatMs, MAX_TICK_MS);
     this.done = new Promise((resolve) => (this.resolveDone = resolve));
     this.readable = new Readable({
@@ -110,9 +113,10 @@ export class StreamConnection {
     this.wake();
   }
 
-  /** New events may be there: read them (one reader at a time). */
+  /** New events may be there: the shared reader reads them, or this connection its backlog. */
   wake(): void {
     if (this.closed) return;
+    if (this.following) return this.reader.wake();
     if (this.pumping) {
       this.again = true;
       return;
@@ -161,58 +165,56 @@ export class StreamConnection {
     if (!this.readable.push(message)) this.paused = true;
   }
 
+  /** Follower: one event of the account past `seen`, from the shared reader. */
+  receive(e: Event): boolean {
+    if (this.closed || this.paused) return (this.following = false);
+    this.seen = e.id;
+    if (this.o.types && !this.o.types.includes(e.type)) return true;
+    this.position = e.id;
+    this.write({ kind: 'event', event: e });
+    // The client is not keeping up: this connection reads its own backlog once it reads again.
+    if (this.paused) this.following = false;
+    return this.following;
+  }
+
+  caughtUp(tail: number): void {
+    if (this.following && tail > this.seen) this.seen = tail;
+  }
+
+  fail(): void {
+    this.close('internal_error');
+  }
+
+  /** Reads this stream's backlog up to the shared reader's tail, then follows the reader. */
   private async pump(): Promise<void> {
     do {
       this.again = false;
-      while (!this.closed && !this.paused) {
-        const { upTo, more } = await this.horizon();
+      while (!this.closed && !this.paused && !this.following) {
+        const tail = this.reader.tail;
+        if (this.seen >= tail) {
+          // Synchronous with the check above: the reader hands over everything past `tail`.
+          this.following = true;
+          this.reader.follow(this);
+          return;
+        }
         const events = await repo.eventsAfter(
           this.deps.db,
           this.accountId,
-          this.position,
-          upTo,
+          this.seen,
+          tail,
           this.o.types,
           this.deps.retainedSince(),
           BATCH,
         );
         for (const e of events) {
           if (this.closed) return;
-          this.position = e.id;
+          this.seen = this.position = e.id;
           this.write({ kind: 'event', event: e });
         }
-        if (events.length < BATCH && !more) break;
+        // A short read has seen everything of this stream's types up to the tail.
+        if (events.length < BATCH && tail > this.seen) this.seen = tail;
       }
-    } while (this.again && !this.closed && !this.paused);
-  }
-
-  /**
-   * The highest id that may be read (every id below it has committed or never will), and whether
-   * ids past it were left unchecked for now.
-   */
-  private async horizon(): Promise<{ upTo: number; more: boolean }> {
-    if (!isPostgres(this.deps.db)) return { upTo: Number.MAX_SAFE_INTEGER, more: false };
-    if (this.settled < this.position) this.settled = this.position;
-    const rows = await repo.idsAfter(this.deps.db, this.settled, SCAN);
-    const cutoff = this.deps.clock.now().getTime() - GAP_MS;
-    for (const r of rows) {
-      if (r.id !== this.settled + 1) {
-        const missing = this.settled + 1;
-        const seen = this.gapsSeen.get(missing) ?? performance.now();
-        this.gapsSeen.set(missing, seen);
-        const waited = performance.now() - seen >= GAP_MS;
-        if (!waited && Date.parse(r.createdAt) > cutoff) {
-          // Look again once the wait is over, even if nothing else happens meanwhile.
-          this.gapTimer ??= setTimeout(() => {
-            this.gapTimer = undefined;
-            this.wake();
-          }, GAP_MS);
-          return { upTo: this.settled, more: false };
-        }
-        this.gapsSeen.delete(missing);
-      }
-      this.settled = r.id;
-    }
-    return { upTo: this.settled, more: rows.length === SCAN };
+    } while (this.again && !this.closed && !this.paused && !this.following);
   }
 
   private async tick(): Promise<void> {
@@ -244,11 +246,18 @@ export class StreamConnection {
     this.closed = true;
     this.released ??= (async () => {
       clearInterval(this.timer);
-      clearTimeout(this.gapTimer);
+      this.following = false;
+      this.reader.unfollow(this);
       this.onClosed(this);
       const { streamId, connectionId } = this.o;
-      await inTransaction(this.deps.db, undefined, (tx) =>
-        repo.release(tx, streamId, connectionId, this.position),
+      // The next connection waits for this release (or the lease's end): should the database be
+      // away, it is retried for a few seconds (a shutdown waits for it).
+      await leaseWrite(
+        this.deps.db,
+        (tx) => repo.release(tx, streamId, connectionId, this.position),
+        {
+          maxMs: RELEASE_RETRY_MS,
+        },
       ).catch((err) =>
         this.deps.logger.warn({ err, stream_id: streamId }, 'event stream: release failed'),
       );

@@ -3,6 +3,7 @@
 import { lockAccountScope } from '../../db/account-lock.ts';
 import type { Tx } from '../../db/knex.ts';
 import { insertId, json } from '../../db/dialect.ts';
+import { Lease } from '../../db/lease.ts';
 import { eventsRepo } from '../events/repo.ts';
 import type { Event } from '../events/types.ts';
 
@@ -30,9 +31,16 @@ const map = (r: any): EventStream => ({
   createdAt: r.created_at,
 });
 
-/** A free stream, or one whose last connection's lease ran out (its instance died). */
-const free = (now: string) => (q: any) =>
-  q.whereNull('connection_id').orWhere('connection_expires_at', '<', now);
+/**
+ * One connection at a time holds a stream (src/db/lease.ts); a dead instance's lease runs out and
+ * the next connection takes it over (counted in `lease_takeovers`).
+ */
+const lease = new Lease({
+  table: 'event_streams',
+  owner: 'connection_id',
+  until: 'connection_expires_at',
+  takeovers: 'lease_takeovers',
+});
 
 export const streamsRepo = {
   /**
@@ -72,26 +80,24 @@ export const streamsRepo = {
     return tx('event_streams').where({ account_id: accountId, id }).delete();
   },
 
-  /** Takes the stream's connection lease; 0 when another connection holds it. */
-  acquire(tx: Tx, id: number, connectionId: string, now: string, until: string) {
-    return tx('event_streams').where('id', id).where(free(now)).update({
-      connection_id: connectionId,
-      connection_expires_at: until,
-      last_connected_at: now,
-    });
+  /** Takes the stream's connection lease; false when another connection holds it. */
+  async acquire(tx: Tx, id: number, connectionId: string, now: string, until: string) {
+    const { claimed } = await lease.claim(
+      tx,
+      id,
+      { owner: connectionId, now, until },
+      { set: { last_connected_at: now } },
+    );
+    return claimed;
   },
 
-  /** Renews the lease and saves the position; 0 when the stream is gone or was taken over. */
+  /** Renews the lease and saves the position; false when the stream is gone or was taken over. */
   renew(tx: Tx, id: number, connectionId: string, until: string, position: number) {
-    return tx('event_streams')
-      .where({ id, connection_id: connectionId })
-      .update({ connection_expires_at: until, position });
+    return lease.renew(tx, id, connectionId, until, { position });
   },
 
   release(tx: Tx, id: number, connectionId: string, position: number) {
-    return tx('event_streams')
-      .where({ id, connection_id: connectionId })
-      .update({ connection_id: null, connection_expires_at: null, position });
+    return lease.release(tx, id, connectionId, { position });
   },
 
   async exists(tx: Tx, id: number): Promise<boolean> {

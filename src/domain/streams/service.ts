@@ -13,6 +13,7 @@ import type { AuthContext } from '../credentials/auth.ts';
 import type { CredentialsService } from '../credentials/service.ts';
 import type { EventsService } from '../events/service.ts';
 import { LEASE_MS, StreamConnection } from './connection.ts';
+import { AccountReader } from './reader.ts';
 import { streamsRepo as repo, type EventStream } from './repo.ts';
 
 export const MAX_PER_CREDENTIAL = 5;
@@ -30,6 +31,8 @@ export interface OpenOptions {
 
 export class StreamsService {
   private readonly open = new Set<StreamConnection>();
+  /** One shared reader per account with open connections in this process. */
+  private readonly readers = new Map<number, AccountReader>();
   private unsubscribe: (() => void) | undefined;
   private readonly db: Db;
   private readonly clock: Clock;
@@ -124,6 +127,17 @@ export class StreamsService {
     );
     if (!taken) throw new AppError('stream_busy');
     const credentialId = auth.credential.id;
+    let reader = this.readers.get(accountId);
+    if (!reader) {
+      const deps = {
+        db: this.db,
+        clock: this.clock,
+        logger: this.logger,
+        retainedSince: () => this.events.retainedSince(),
+      };
+      reader = new AccountReader(deps, accountId, position);
+      this.readers.set(accountId, reader);
+    }
     const connection = new StreamConnection(
       {
         db: this.db,
@@ -140,11 +154,18 @@ export class StreamsService {
         position,
         heartbeatMs: (o.heartbeatSeconds ?? DEFAULT_HEARTBEAT_SECONDS) * 1000,
       },
-      (c) => this.open.delete(c),
+      reader,
+      (c) => {
+        this.open.delete(c);
+        if (![...this.open].some((o) => o.accountId === c.accountId))
+          this.readers.delete(c.accountId);
+      },
     );
     this.open.add(connection);
     this.unsubscribe ??= this.events.subscribe((account) => {
-      for (const c of this.open) if (c.accountId === account) c.wake();
+      // One read for the account's followers; the connections behind read their own backlog.
+      this.readers.get(account)?.wake();
+      for (const c of this.open) if (c.accountId === account && !c.following) c.wake();
     });
     connection.start();
     return connection;

@@ -38,6 +38,8 @@ export interface Delivery {
   priorStatus: DeliveryStatus | null;
   leaseOwner: string | null;
   leaseUntil: string | null;
+  /** Claims that took the delivery over from an attempt whose lease ran out (migration 025). */
+  leaseTakeovers: number;
   nextAttemptAt: string | null;
   deadlineAt: string;
   deliveredAt: string | null;
@@ -62,6 +64,7 @@ const COLUMN_TYPES: Record<string, string> = {
   attempts_count: 'int',
   automatic_attempts: 'int',
   replays_pending: 'int',
+  lease_takeovers: 'int',
   waiting: 'boolean',
 };
 
@@ -81,6 +84,7 @@ const map = (r: any): Delivery => ({
   priorStatus: r.prior_status,
   leaseOwner: r.lease_owner,
   leaseUntil: r.lease_until,
+  leaseTakeovers: Number(r.lease_takeovers ?? 0),
   nextAttemptAt: r.next_attempt_at,
   deadlineAt: r.deadline_at,
   deliveredAt: r.delivered_at,

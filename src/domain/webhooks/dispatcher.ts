@@ -64,7 +64,7 @@ function dueness(d: Delivery, now: string) {
   const replay = free && d.replaysPending > 0;
   const open = prior === 'pending' || prior === 'failed';
   const automatic = free && open && d.nextAttemptAt !== null && d.nextAttemptAt <= now;
-  return { prior, open, replay, automatic };
+  return { prior, open, replay, automatic, abandoned };
 }
 
 /** What recording an attempt's outcome gives its slot: its next claim, deliveries to wake. */
@@ -267,11 +267,11 @@ export class WebhookDispatcher {
         if (d.waiting !== waiting)
           waitingFlags.push({ id: d.id, values: { waiting, updated_at: now } });
       };
-      const picked: { d: Delivery; prior: DeliveryStatus; replay: boolean }[] = [];
+      const picked: { d: Delivery; prior: DeliveryStatus; replay: boolean; taken: boolean }[] = [];
       let full = false;
       for (const d of candidates) {
         seen.add(d.id);
-        const { prior, open, replay, automatic } = dueness(d, now);
+        const { prior, open, replay, automatic, abandoned } = dueness(d, now);
         // Nothing to claim: it waits for nothing either.
         if (!replay && !automatic) flag(d, false);
         else if (!live) await this.close(tx, d.id, open ? 'canceled' : prior, now);
@@ -280,7 +280,7 @@ export class WebhookDispatcher {
           full = true;
           break;
         } else if (claims.length + picked.length < max) {
-          picked.push({ d, prior, replay });
+          picked.push({ d, prior, replay, taken: abandoned });
           inFlight++;
         } else break;
       }
@@ -295,7 +295,7 @@ export class WebhookDispatcher {
       );
       const leaseUntil = this.iso(LEASE_MS);
       const claimed: { id: number; values: Record<string, unknown> }[] = [];
-      for (const { d, prior, replay } of picked) {
+      for (const { d, prior, replay, taken } of picked) {
         const event = events.get(d.eventId);
         if (!event) {
           // Swept with its deliveries; nothing left to send.
@@ -312,6 +312,9 @@ export class WebhookDispatcher {
             prior_status: prior,
             lease_owner: owner,
             lease_until: leaseUntil,
+            // Taken over from an attempt whose lease ran out: counted, as src/db/lease.ts does
+            // (read under the endpoint's lock, so the count is current).
+            lease_takeovers: d.leaseTakeovers + (taken ? 1 : 0),
             // If this worker dies, the recovery sweep finds the delivery once the lease has run out.
             due_at: leaseUntil,
             waiting: false,

@@ -1,0 +1,186 @@
+// One lease primitive for both engines (issue #20): a row held by an owner until an instant, the
+// way operations, webhook deliveries and event-stream connections hold theirs (each table keeps
+// its own column names). Every write is a conditional UPDATE: a claim succeeds only on a row that
+// is free, expired, already the owner's or held by an owner known to be dead; renew and release
+// only on the owner's row (anyone else's is refused: 0 rows). A claim that takes over someone
+// else's lease says whose, so the caller records it. A batch claim takes several rows in one
+// statement, at most `perGroup` held per group (an endpoint's attempts under way): on PostgreSQL
+// the candidates are locked with FOR UPDATE SKIP LOCKED and each group's count is taken under a
+// transaction-level advisory lock of that group, so two instances never both see a free slot;
+// SQLite runs write transactions one at a time. Times are ISO strings from the injectable clock.
+import type { Knex } from 'knex';
+import { isPostgres, type Db, type Tx } from './engine.ts';
+import { whileAway } from './pg-errors.ts';
+import { transaction } from './tx.ts';
+
+export interface LeaseColumns {
+  table: string;
+  /** The holder's id column. */
+  owner: string;
+  /** Until when the holder has it (ISO); expired when it is before `now`. */
+  until: string;
+  /** The key column (default `id`). */
+  id?: string;
+  /** A counter of takeovers, moved by the claim that takes one (migration 025). */
+  takeovers?: string;
+}
+
+export interface Holder {
+  owner: string;
+  now: string;
+  until: string;
+}
+
+type Where = (q: Knex.QueryBuilder) => void;
+
+export interface Claimed {
+  claimed: boolean;
+  /** The owner whose lease was taken over (expired, or known dead); null when it was free. */
+  tookOver: string | null;
+}
+
+export class Lease {
+  readonly c: Required<Omit<LeaseColumns, 'takeovers'>> & { takeovers?: string };
+
+  constructor(columns: LeaseColumns) {
+    this.c = { id: 'id', ...columns };
+  }
+
+  /** Free, expired at `now`, the owner's own, or held by `dead` (a worker known to be gone). */
+  private claimable(q: Knex.QueryBuilder, owner: string, now: string, dead?: string | null) {
+    const { owner: o, until } = this.c;
+    q.where((w) => {
+      w.whereNull(o).orWhere(until, '<', now).orWhere(o, owner);
+      if (dead) w.orWhere(o, dead);
+    });
+  }
+
+  /**
+   * Claims one row for `h.owner` until `h.until`, with `set` written beside, if it is claimable
+   * and passes `where`. Reads the holder first (locked on PostgreSQL) to say whose lease it took.
+   */
+  async claim(
+    tx: Tx,
+    id: number,
+    h: Holder,
+    opts: { where?: Where; set?: Record<string, unknown>; dead?: string | null } = {},
+  ): Promise<Claimed> {
+    const { table, id: key, owner: o, until } = this.c;
+    const read = tx(table).where(key, id).first(o, until);
+    const before = await (isPostgres(tx) ? read.forUpdate() : read);
+    if (!before) return { claimed: false, tookOver: null };
+    const q = tx(table).where(key, id);
+    this.claimable(q, h.owner, h.now, opts.dead);
+    opts.where?.(q);
+    const prior = before[o] as string | null;
+    const taking = prior !== null && prior !== h.owner;
+    // The holder read above is the one replaced: PostgreSQL locked the row, SQLite writes alone.
+    const counted =
+      taking && this.c.takeovers
+        ? { [this.c.takeovers]: tx.raw('?? + 1', [this.c.takeovers]) }
+        : {};
+    const n = await q.update({ ...opts.set, ...counted, [o]: h.owner, [until]: h.until });
+    return { claimed: n > 0, tookOver: n > 0 && taking ? prior : null };
+  }
+
+  /** Extends the owner's lease (and writes `set`); false when the row is not the owner's. */
+  async renew(
+    tx: Tx,
+    id: number,
+    owner: string,
+    until: string,
+    set: Record<string, unknown> = {},
+  ): Promise<boolean> {
+    return (await this.guarded(tx, id, owner).update({ ...set, [this.c.until]: until })) > 0;
+  }
+
+  /** Frees the owner's lease (and writes `set`); false when the row is not the owner's. */
+  async release(
+    tx: Tx,
+    id: number,
+    owner: string,
+    set: Record<string, unknown> = {},
+  ): Promise<boolean> {
+    const { owner: o, until } = this.c;
+    return (await this.guarded(tx, id, owner).update({ ...set, [o]: null, [until]: null })) > 0;
+  }
+
+  /** The row, only while `owner` holds it: a write through it is guarded by the lease. */
+  guarded(tx: Tx, id: number, owner: string): Knex.QueryBuilder {
+    return tx(this.c.table).where(this.c.id, id).where(this.c.owner, owner);
+  }
+
+  /** Rows held at `now` (not expired), per group, among `groups`. */
+  async heldPerGroup(tx: Tx, group: string, groups: unknown[], now: string) {
+    if (groups.length === 0) return new Map<string, number>();
+    const rows = await tx(this.c.table)
+      .whereIn(group, groups as any[])
+      .whereNotNull(this.c.owner)
+      .where(this.c.until, '>=', now)
+      .groupBy(group)
+      .select(group, tx.raw('COUNT(*) AS n'));
+    return new Map(rows.map((r: any) => [String(r[group]), Number(r.n)]));
+  }
+
+  /**
+   * Claims up to `limit` claimable rows that pass `where`, in `orderBy` order, at most `perGroup`
+   * held at once in each `group` (counting those already held); returns the ids claimed. One
+   * statement writes them all. Call it inside a transaction: the locks last until its end.
+   */
+  async claimBatch(
+    tx: Tx,
+    h: Holder,
+    opts: {
+      group: string;
+      perGroup: number;
+      limit: number;
+      orderBy: string;
+      where?: Where;
+      set?: Record<string, unknown>;
+    },
+  ): Promise<number[]> {
+    const { table, id: key, owner: o, until } = this.c;
+    const q = tx(table).select(key, opts.group);
+    this.claimable(q, h.owner, h.now);
+    opts.where?.(q);
+    // Rows held by this owner count as held, not as candidates.
+    q.where((w) => w.whereNull(o).orWhereNot(o, h.owner));
+    if (isPostgres(tx))
+      q.whereRaw('pg_try_advisory_xact_lock(hashtext(?), ??::int)', [`lease:${table}`, opts.group]);
+    q.orderBy(opts.orderBy).limit(opts.limit * 4);
+    const candidates = await (isPostgres(tx) ? q.forUpdate().skipLocked() : q);
+    const groups = [...new Set(candidates.map((r: any) => String(r[opts.group])))];
+    const held = await this.heldPerGroup(tx, opts.group, groups, h.now);
+    const picked: number[] = [];
+    for (const r of candidates) {
+      if (picked.length >= opts.limit) break;
+      const g = String(r[opts.group]);
+      const n = held.get(g) ?? 0;
+      if (n >= opts.perGroup) continue;
+      held.set(g, n + 1);
+      picked.push(Number(r[key]));
+    }
+    if (picked.length === 0) return [];
+    const t = this.c.takeovers;
+    const counted = t
+      ? { [t]: tx.raw('?? + CASE WHEN ?? IS NULL OR ?? = ? THEN 0 ELSE 1 END', [t, o, o, h.owner]) }
+      : {};
+    await tx(table)
+      .whereIn(key, picked)
+      .update({ ...opts.set, ...counted, [o]: h.owner, [until]: h.until });
+    return picked;
+  }
+}
+
+/**
+ * A lease write that must land once the database is back (an outcome already acted on, a release
+ * the next holder waits for) rather than be redone later: retried while the database is away, for
+ * at most `maxMs` (the lease's own length: past it, the lease is someone else's to take).
+ */
+export function leaseWrite<T>(
+  db: Db,
+  fn: (tx: Tx) => Promise<T>,
+  options: { maxMs: number; stop?: () => boolean },
+): Promise<T> {
+  return whileAway(() => transaction(db, fn), options);
+}
