@@ -23,7 +23,7 @@ import { bool } from '../src/db/dialect.ts';
 import { auditRepo, auditRow } from '../src/domain/audit/repo.ts';
 import { credentialsRepo } from '../src/domain/credentials/repo.ts';
 import { idempotencyRepo } from '../src/domain/idempotency/repo.ts';
-import { usersRepo } from '../src/domain/users/repo.ts';
+import { newUserRow, usersRepo } from '../src/domain/users/repo.ts';
 import { isUniqueViolation } from '../src/db/dialect.ts';
 import type { Tx } from '../src/db/knex.ts';
 
@@ -128,11 +128,12 @@ export async function applyAblations(app: App, pieces: string[], limit: number):
         const r = await withStatement(sql, (s) => s.get(accountId, emailLower), tx);
         return r ? usersRepo.map(r) : null;
       };
-      usersRepo.create = async (tx, accountId, row) => {
+      usersRepo.create = async (tx, user, now) => {
+        const row = newUserRow(user, now);
         const cols = Object.keys(row).sort();
         const sql = `insert into users (${cols.join(', ')}) values (${cols.map(() => '?').join(', ')})`;
         const res = await withStatement(sql, (s) => s.run(...cols.map((c) => binding(row[c]))), tx);
-        return (await usersRepo.get(tx, accountId, Number(res.lastInsertRowid)))!;
+        return (await usersRepo.get(tx, user.accountId, Number(res.lastInsertRowid)))!;
       };
       idempotencyRepo.tryLock = async (tx, row) => {
         const sql =

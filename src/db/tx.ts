@@ -5,7 +5,8 @@ import { SqliteTransactions } from './sqlite-transactions.ts';
 /**
  * The one way a service method takes the caller's transaction: its last argument, `{ tx }`.
  * Absent, a write opens a transaction of its own (inTransaction) and a read uses the database.
- * Repositories take the transaction as their first argument instead: they never open one.
+ * Repositories take it as a required first argument instead, `{ tx }: { tx: Tx }`: they never
+ * open one.
  */
 export interface InTx {
   tx?: Tx;

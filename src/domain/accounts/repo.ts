@@ -1,4 +1,5 @@
 // Accounts, administrators and legacy keys: the bootstrap side of the schema.
+import { newRevision } from '../shared/ids.ts';
 import type { Tx } from '../../db/knex.ts';
 import { insertId } from '../../db/dialect.ts';
 
@@ -30,7 +31,10 @@ export const accountsRepo = {
     return tx('accounts').where('id', id).update({ status });
   },
 
-  setCredentialStatus(tx: Tx, id: number, changes: Record<string, unknown>): Promise<number> {
+  /** A new status (and revision); revoking also dates the revocation. */
+  setCredentialStatus(tx: Tx, id: number, status: string, now: string): Promise<number> {
+    const changes: Record<string, unknown> = { status, updated_at: now, revision: newRevision() };
+    if (status === 'revoked') changes.revoked_at = now;
     return tx('credentials').where('id', id).update(changes);
   },
 

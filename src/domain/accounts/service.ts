@@ -122,10 +122,7 @@ export class AccountsService {
 
   /** revoke / suspend / expire from the CLI (no API call can suspend or expire). */
   async setCredentialStatus(id: number, status: 'revoked' | 'suspended' | 'expired' | 'active') {
-    const now = this.now();
-    const changes: Record<string, unknown> = { status, updated_at: now, revision: newRevision() };
-    if (status === 'revoked') changes.revoked_at = now;
-    const n = await accountsRepo.setCredentialStatus(this.db, id, changes);
+    const n = await accountsRepo.setCredentialStatus(this.db, id, status, this.now());
     if (!n) throw new AppError('not_found');
     return { id, status };
   }

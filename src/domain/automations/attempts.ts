@@ -72,20 +72,22 @@ export class Attempts {
     status: AttemptRow['status'],
   ): Promise<number> {
     const now = this.clock.now().toISOString();
-    return repo.insertAttempt(tx, {
-      account_id: m.accountId,
-      membership_id: m.id,
-      event_id: eventId,
-      stage: m.stage,
-      email_id: emailId,
-      status,
-      requested_by_id: auth.credential.id,
-      requested_by_kind: 'credential',
-      selection_mode: mode,
-      selection_rows: rows,
-      created_at: now,
-      updated_at: now,
-    });
+    return repo.insertAttempt(
+      tx,
+      {
+        accountId: m.accountId,
+        membershipId: m.id,
+        eventId,
+        stage: m.stage,
+        emailId,
+        status,
+        requestedById: auth.credential.id,
+        requestedByKind: 'credential',
+        selectionMode: mode,
+        selectionRows: rows,
+      },
+      now,
+    );
   }
 
   /** An attempt's status is its email's: the outbox job settles it (sent, failed, suppressed). */

@@ -1,5 +1,6 @@
 // Diamond automations, their memberships and processing attempts (tables `diamonds`,
 // `diamond_memberships`, `diamond_processing_attempts`). Every function takes the caller's `tx`.
+import { changedRow, newRow, toRow } from '../shared/row.ts';
 import { isPostgres, type Tx } from '../../db/knex.ts';
 import { insertId, json } from '../../db/dialect.ts';
 
@@ -52,6 +53,12 @@ export interface AttemptRow {
   createdAt: string;
 }
 
+export type NewDiamond = Pick<Diamond, 'accountId' | 'name' | 'stages'>;
+export type NewMembership = Pick<Membership, 'accountId' | 'diamondId' | 'userId' | 'stage'>;
+/** A move to another stage. */
+export type StageMove = Pick<Membership, 'stage' | 'stagePosition'>;
+export type NewAttempt = Omit<AttemptRow, 'id' | 'createdAt'> & { accountId: number };
+
 const mapDiamond = (r: any): Diamond => ({
   id: Number(r.id),
   accountId: Number(r.account_id),
@@ -93,8 +100,9 @@ const mapAttempt = (r: any): AttemptRow => ({
 export const automationsRepo = {
   mapDiamond,
 
-  async insertDiamond(tx: Tx, row: Record<string, unknown>): Promise<number> {
-    return insertId(tx, 'diamonds', row);
+  /** stages is JSON text. */
+  async insertDiamond(tx: Tx, d: NewDiamond, now: string): Promise<number> {
+    return insertId(tx, 'diamonds', newRow({ ...d, stages: JSON.stringify(d.stages) }, now));
   },
 
   async getDiamond(tx: Tx, accountId: number, id: number): Promise<Diamond | null> {
@@ -102,8 +110,9 @@ export const automationsRepo = {
     return r ? mapDiamond(r) : null;
   },
 
-  async insertMembership(tx: Tx, row: Record<string, unknown>): Promise<number> {
-    return insertId(tx, 'diamond_memberships', row);
+  /** A membership starts at the first stage. */
+  async insertMembership(tx: Tx, m: NewMembership, now: string): Promise<number> {
+    return insertId(tx, 'diamond_memberships', newRow({ ...m, stagePosition: 1 }, now));
   },
 
   /**
@@ -135,16 +144,21 @@ export const automationsRepo = {
   async moveMembership(
     tx: Tx,
     m: Membership,
-    changes: Record<string, unknown>,
+    to: StageMove,
+    now: string,
     revision?: string,
   ): Promise<number> {
     const q = tx('diamond_memberships').where({ id: m.id, stage_position: m.stagePosition });
     if (revision !== undefined) q.where('revision', revision);
-    return q.update(changes);
+    return q.update(changedRow(to, now));
   },
 
-  async insertAttempt(tx: Tx, row: Record<string, unknown>): Promise<number> {
-    return insertId(tx, 'diamond_processing_attempts', row);
+  async insertAttempt(tx: Tx, a: NewAttempt, now: string): Promise<number> {
+    return insertId(tx, 'diamond_processing_attempts', {
+      ...toRow(a),
+      created_at: now,
+      updated_at: now,
+    });
   },
 
   async getAttempt(tx: Tx, id: number): Promise<AttemptRow | null> {

@@ -12,8 +12,7 @@ import { detailMessage } from '../../i18n/messages.ts';
 import type { AuthContext } from '../credentials/auth.ts';
 import type { EventRecorder } from '../events/types.ts';
 import { usersRepo } from '../users/repo.ts';
-import { newRevision } from '../shared/ids.ts';
-import { assertRevision } from '../shared/revision.ts';
+import { guardedWrite } from '../shared/revision.ts';
 import { Attempts, type Outbox, type ProcessingAttempt } from './attempts.ts';
 import { automationsRepo as repo, type Diamond, type Membership, type Stage } from './repo.ts';
 
@@ -61,14 +60,7 @@ export class AutomationsService {
     }));
     const now = this.clock.now().toISOString();
     return inTransaction(this.db, opts.tx, async (tx) => {
-      const id = await repo.insertDiamond(tx, {
-        account_id: accountId,
-        name: input.name.trim(),
-        stages: JSON.stringify(stages),
-        revision: newRevision(),
-        created_at: now,
-        updated_at: now,
-      });
+      const id = await repo.insertDiamond(tx, { accountId, name: input.name.trim(), stages }, now);
       return (await repo.getDiamond(tx, accountId, id))!;
     });
   }
@@ -123,16 +115,11 @@ export class AutomationsService {
       const now = this.clock.now().toISOString();
       let id: number;
       try {
-        id = await repo.insertMembership(tx, {
-          account_id: accountId,
-          diamond_id: diamond.id,
-          user_id: user.id,
-          stage: first.key,
-          stage_position: 1,
-          revision: newRevision(),
-          created_at: now,
-          updated_at: now,
-        });
+        id = await repo.insertMembership(
+          tx,
+          { accountId, diamondId: diamond.id, userId: user.id, stage: first.key },
+          now,
+        );
       } catch (err) {
         if (isUniqueViolation(err))
           throw new AppError('already_exists', { details: [detail('user_id', 'already_exists')] });
@@ -158,31 +145,36 @@ export class AutomationsService {
   ): Promise<Membership> {
     const accountId = auth.account.id;
     return inTransaction(this.db, opts.tx, async (tx) => {
-      const m = await this.getMembership(accountId, diamondId, id, tx, true);
-      assertRevision(ifMatch, m.revision);
-      const diamond = (await repo.getDiamond(tx, accountId, m.diamondId))!;
-      const position = diamond.stages.findIndex((s) => s.key === input.stage) + 1;
-      if (position === 0) {
-        const values = diamond.stages.map((st) => st.key).join(', ');
-        const message = detailMessage('invalid_value', 'en-US', { values });
-        throw new AppError('validation_failed', {
-          details: [{ field: 'stage', code: 'invalid_value', message }],
-        });
-      }
-      if (position <= m.stagePosition) {
-        const reason = position === m.stagePosition ? 'current_stage' : 'earlier_stage';
-        throw new AppError('state_conflict', { details: [detail('stage', 'invalid', reason)] });
-      }
-      const target = diamond.stages[position - 1]!;
-      const now = this.clock.now().toISOString();
-      const changes = {
-        stage: target.key,
-        stage_position: position,
-        revision: newRevision(),
-        updated_at: now,
+      const target = async (m: Membership) => {
+        const diamond = (await repo.getDiamond(tx, accountId, m.diamondId))!;
+        const position = diamond.stages.findIndex((s) => s.key === input.stage) + 1;
+        if (position === 0) {
+          const values = diamond.stages.map((st) => st.key).join(', ');
+          const message = detailMessage('invalid_value', 'en-US', { values });
+          throw new AppError('validation_failed', {
+            details: [{ field: 'stage', code: 'invalid_value', message }],
+          });
+        }
+        if (position <= m.stagePosition) {
+          const reason = position === m.stagePosition ? 'current_stage' : 'earlier_stage';
+          throw new AppError('state_conflict', { details: [detail('stage', 'invalid', reason)] });
+        }
+        return { stage: diamond.stages[position - 1]!, position };
       };
-      const guard = ifMatch === undefined ? undefined : m.revision;
-      if ((await repo.moveMembership(tx, m, changes, guard)) === 0) throw lost(ifMatch);
+      let to!: Awaited<ReturnType<typeof target>>;
+      // Locked read (PostgreSQL): two moves of one membership run one after the other.
+      const m = await guardedWrite({
+        load: () => this.getMembership(accountId, diamondId, id, tx, true),
+        ifMatch,
+        write: async (m, guard) => {
+          to = await target(m);
+          const now = this.clock.now().toISOString();
+          const move = { stage: to.stage.key, stagePosition: to.position };
+          return repo.moveMembership(tx, m, move, now, guard);
+        },
+        lost: async () => lost(ifMatch),
+      });
+      const targetStage = to.stage;
       const event = await this.events.record(tx, {
         accountId,
         type: STAGE_CHANGED,
@@ -191,7 +183,7 @@ export class AutomationsService {
           diamond_id: String(m.diamondId),
           user_id: String(m.userId),
           from_stage: m.stage,
-          to_stage: target.key,
+          to_stage: targetStage.key,
           reason: input.reason,
         },
       });
@@ -201,7 +193,7 @@ export class AutomationsService {
         tx,
         auth,
         moved,
-        target,
+        targetStage,
         user!.email,
         event.id || null,
         'initial',

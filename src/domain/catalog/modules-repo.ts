@@ -3,7 +3,30 @@ import { keyset, pages, type PageParams } from '../../db/page.ts';
 import type { CursorCodec } from '../../db/cursor.ts';
 import type { Tx } from '../../db/knex.ts';
 import { bool, insertId, json } from '../../db/dialect.ts';
+import { changedRow, newRow } from '../shared/row.ts';
 import type { Module, ModuleKind, PublicationStatus } from './types.ts';
+
+/** A module's written fields; the repository sets its revision and timestamps. */
+export type ModuleFields = Pick<
+  Module,
+  | 'parentId'
+  | 'kind'
+  | 'status'
+  | 'name'
+  | 'position'
+  | 'deleted'
+  | 'trashedWith'
+  | 'settings'
+  | 'image'
+>;
+export type NewModule = ModuleFields &
+  Pick<Module, 'accountId' | 'productId'> & { sourceId?: number };
+
+/** settings is a JSON text column. */
+const fields = <T extends Partial<ModuleFields>>(m: T) =>
+  m.settings === undefined
+    ? m
+    : { ...m, settings: m.settings === null ? null : JSON.stringify(m.settings) };
 
 const num = (v: unknown): number | null => (v === null || v === undefined ? null : Number(v));
 
@@ -123,14 +146,23 @@ export const modulesRepo = {
     return rows.map(map);
   },
 
-  async insert(tx: Tx, row: Record<string, unknown>): Promise<number> {
-    return insertId(tx, 'modules', row);
+  async insert(tx: Tx, m: NewModule, now: string): Promise<number> {
+    return insertId(tx, 'modules', newRow(fields(m), now));
   },
 
-  /** With `revision`, only that revision is overwritten (If-Match made atomic); returns rows hit. */
-  async update(tx: Tx, id: number, changes: Record<string, unknown>, revision?: string) {
+  /**
+   * Writes the fields given (a new revision); with `revision`, only that revision is overwritten
+   * (If-Match made atomic). Returns the rows hit.
+   */
+  async update(
+    tx: Tx,
+    id: number,
+    changes: Partial<ModuleFields>,
+    now: string,
+    revision?: string,
+  ): Promise<number> {
     const q = tx('modules').where('id', id);
     if (revision !== undefined) q.where('revision', revision);
-    return q.update(changes);
+    return q.update(changedRow(fields(changes), now));
   },
 };

@@ -9,10 +9,10 @@ import type { Clock } from '../../clock.ts';
 import type { PageResult } from '../../db/page.ts';
 import type { CursorCodec } from '../../db/cursor.ts';
 import { AppError } from '../../errors.ts';
-import { fromId, newRevision } from '../shared/ids.ts';
-import { assertRevision } from '../shared/revision.ts';
+import { fromId } from '../shared/ids.ts';
+import { guardedWrite } from '../shared/revision.ts';
 import { productsRepo } from './repo.ts';
-import { modulesRepo } from './modules-repo.ts';
+import { modulesRepo, type ModuleFields } from './modules-repo.ts';
 import type { ReplicaSync } from './replicas.ts';
 import { hierarchyViolation, orderSetMismatch, replicaReadonly, stateConflict } from './errors.ts';
 import type { Module, ModuleKind, Product, PublicationStatus } from './types.ts';
@@ -36,9 +36,6 @@ export interface ModuleListQuery {
   limit?: number;
   cursor?: string;
 }
-
-const settingsText = (s: Record<string, unknown> | null | undefined) =>
-  s === null || s === undefined ? null : JSON.stringify(s);
 
 export class ModulesService {
   private readonly db: Db;
@@ -116,22 +113,23 @@ export class ModulesService {
       if (p.sourceId !== null) throw replicaReadonly();
       await productsRepo.lock(tx, p.id);
       const parentId = await this.parentFor(tx, p, input.kind, input.parent_id ?? null);
-      const now = this.now();
-      const id = await modulesRepo.insert(tx, {
-        account_id: accountId,
-        product_id: p.id,
-        parent_id: parentId,
-        kind: input.kind,
-        status: input.status ?? 'draft',
-        name: input.name.trim(),
-        position: await modulesRepo.nextPosition(tx, p.id, parentId),
-        deleted: false,
-        settings: settingsText(input.settings),
-        image: input.image ?? null,
-        revision: newRevision(),
-        created_at: now,
-        updated_at: now,
-      });
+      const id = await modulesRepo.insert(
+        tx,
+        {
+          accountId,
+          productId: p.id,
+          parentId,
+          kind: input.kind,
+          status: input.status ?? 'draft',
+          name: input.name.trim(),
+          position: await modulesRepo.nextPosition(tx, p.id, parentId),
+          deleted: false,
+          trashedWith: null,
+          settings: input.settings ?? null,
+          image: input.image ?? null,
+        },
+        this.now(),
+      );
       const m = (await modulesRepo.get(tx, accountId, p.id, id))!;
       await this.replicas.module(tx, m, true);
       return m;
@@ -147,41 +145,30 @@ export class ModulesService {
     opts: { tx?: Tx } = {},
   ): Promise<Module> {
     return inTransaction(this.db, opts.tx, async (tx) => {
-      const m = await this.find(tx, accountId, productId, id);
-      const readonly = Object.keys(input).filter((k) => k !== 'status');
-      if (m.sourceId !== null && readonly.length) throw replicaReadonly(readonly);
-      assertRevision(ifMatch, m.revision);
-      const restoring = m.deleted && input.deleted === false;
-      const others = Object.keys(input).filter((k) => k !== 'deleted');
-      if (m.deleted && !restoring && others.length) throw stateConflict('in_trash');
-      const p = await this.product(tx, accountId, m.productId);
-      const changes: Record<string, unknown> = {};
-      if (input.name !== undefined) changes.name = input.name.trim();
-      if (input.status !== undefined) changes.status = input.status;
-      if (input.settings !== undefined) changes.settings = settingsText(input.settings);
-      if (input.image !== undefined) changes.image = input.image;
-      let parentId = m.parentId;
-      if (input.parent_id !== undefined || restoring) {
-        await productsRepo.lock(tx, p.id);
-        const raw = input.parent_id !== undefined ? input.parent_id : toRaw(m.parentId);
-        parentId = await this.parentFor(tx, p, m.kind, raw);
-        if (parentId !== m.parentId || restoring) {
-          changes.parent_id = parentId;
-          changes.position = await modulesRepo.nextPosition(tx, p.id, parentId);
-        }
-      }
-      if (restoring) Object.assign(changes, { deleted: false, trashed_with: null });
-      const guard = ifMatch === undefined ? undefined : m.revision;
-      const hit = await modulesRepo.update(tx, m.id, this.stamp(changes), guard);
-      if (hit === 0) throw new AppError(ifMatch === undefined ? 'not_found' : 'revision_mismatch');
-      let updated = (await modulesRepo.get(tx, accountId, p.id, m.id))!;
-      if (restoring && m.kind === 'group') {
+      const restoring = (m: Module) => m.deleted && input.deleted === false;
+      const m = await guardedWrite({
+        load: async () => {
+          const m = await this.find(tx, accountId, productId, id);
+          const readonly = Object.keys(input).filter((k) => k !== 'status');
+          if (m.sourceId !== null && readonly.length) throw replicaReadonly(readonly);
+          return m;
+        },
+        ifMatch,
+        check: (m) => {
+          const others = Object.keys(input).filter((k) => k !== 'deleted');
+          if (m.deleted && !restoring(m) && others.length) throw stateConflict('in_trash');
+        },
+        write: async (m, guard) =>
+          modulesRepo.update(tx, m.id, await this.changes(tx, m, input), this.now(), guard),
+      });
+      let updated = (await modulesRepo.get(tx, accountId, m.productId, m.id))!;
+      if (restoring(m) && m.kind === 'group') {
         for (const child of await modulesRepo.children(tx, m.id, 'trashed_with_it'))
-          await this.write(tx, child, { deleted: false, trashed_with: null });
+          await this.write(tx, child, { deleted: false, trashedWith: null });
       }
       if (input.deleted === true && !m.deleted) {
-        await this.trash(tx, updated);
-        updated = (await modulesRepo.get(tx, accountId, p.id, m.id))!;
+        if ((await this.trash(tx, updated)) === 0) throw new AppError('not_found');
+        updated = (await modulesRepo.get(tx, accountId, m.productId, m.id))!;
       }
       await this.replicas.module(tx, updated, input.status !== undefined);
       return updated;
@@ -197,32 +184,64 @@ export class ModulesService {
     opts: { tx?: Tx } = {},
   ): Promise<void> {
     await inTransaction(this.db, opts.tx, async (tx) => {
-      const m = await this.find(tx, accountId, productId, id);
-      if (m.sourceId !== null) throw replicaReadonly();
-      assertRevision(ifMatch, m.revision);
-      if (m.deleted) return;
-      await this.trash(tx, m, ifMatch === undefined ? undefined : m.revision);
+      await guardedWrite({
+        load: async () => {
+          const m = await this.find(tx, accountId, productId, id);
+          if (m.sourceId !== null) throw replicaReadonly();
+          return m;
+        },
+        ifMatch,
+        // One already in the trash stays there: nothing to write, nothing lost.
+        write: async (m, guard) => (m.deleted ? 1 : this.trash(tx, m, guard)),
+      });
     });
   }
 
-  /** A group takes its active modules with it (they remember it, to come back with it). */
-  private async trash(tx: Tx, m: Module, guard?: string): Promise<void> {
+  /** The fields `input` changes; moved or restored, the module goes to its parent's end. */
+  private async changes(tx: Tx, m: Module, input: ModuleInput): Promise<Partial<ModuleFields>> {
+    const restoring = m.deleted && input.deleted === false;
+    const changes: Partial<ModuleFields> = {};
+    if (input.name !== undefined) changes.name = input.name.trim();
+    if (input.status !== undefined) changes.status = input.status;
+    if (input.settings !== undefined) changes.settings = input.settings;
+    if (input.image !== undefined) changes.image = input.image;
+    if (input.parent_id !== undefined || restoring) {
+      const p = await this.product(tx, m.accountId, m.productId);
+      await productsRepo.lock(tx, p.id);
+      const raw = input.parent_id !== undefined ? input.parent_id : toRaw(m.parentId);
+      const parentId = await this.parentFor(tx, p, m.kind, raw);
+      if (parentId !== m.parentId || restoring) {
+        changes.parentId = parentId;
+        changes.position = await modulesRepo.nextPosition(tx, p.id, parentId);
+      }
+    }
+    if (restoring) Object.assign(changes, { deleted: false, trashedWith: null });
+    return changes;
+  }
+
+  /**
+   * A group takes its active modules with it (they remember it, to come back with it). Returns
+   * the rows hit: 0 when the module is gone or, with `guard`, at another revision.
+   */
+  private async trash(tx: Tx, m: Module, guard?: string): Promise<number> {
     const hit = await modulesRepo.update(
       tx,
       m.id,
-      this.stamp({ deleted: true, trashed_with: null }),
+      { deleted: true, trashedWith: null },
+      this.now(),
       guard,
     );
-    if (hit === 0) throw new AppError(guard === undefined ? 'not_found' : 'revision_mismatch');
+    if (hit === 0) return 0;
     if (m.kind === 'group') {
       for (const child of await modulesRepo.children(tx, m.id, 'active'))
-        await this.write(tx, child, { deleted: true, trashed_with: m.id });
+        await this.write(tx, child, { deleted: true, trashedWith: m.id });
     }
     await this.replicas.module(
       tx,
       (await modulesRepo.get(tx, m.accountId, m.productId, m.id))!,
       false,
     );
+    return hit;
   }
 
   /** One parent's active modules, in the order given (exactly those, each once). */
@@ -258,17 +277,13 @@ export class ModulesService {
   }
 
   /** Writes one module (new revision) and brings its copies up to date. */
-  private async write(tx: Tx, m: Module, changes: Record<string, unknown>): Promise<void> {
-    await modulesRepo.update(tx, m.id, this.stamp(changes));
+  private async write(tx: Tx, m: Module, changes: Partial<ModuleFields>): Promise<void> {
+    await modulesRepo.update(tx, m.id, changes, this.now());
     await this.replicas.module(
       tx,
       (await modulesRepo.get(tx, m.accountId, m.productId, m.id))!,
       false,
     );
-  }
-
-  private stamp(changes: Record<string, unknown>) {
-    return { ...changes, revision: newRevision(), updated_at: this.now() };
   }
 }
 

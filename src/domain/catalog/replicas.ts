@@ -6,13 +6,10 @@
 // the status it chose. Deleting a source deletes its copies (ON DELETE CASCADE).
 import type { Tx } from '../../db/knex.ts';
 import type { Clock } from '../../clock.ts';
-import { newRevision } from '../shared/ids.ts';
-import { productsRepo, replicaAccountsRepo } from './repo.ts';
-import { modulesRepo } from './modules-repo.ts';
+import { productsRepo, replicaAccountsRepo, type ProductFields } from './repo.ts';
+import { modulesRepo, type ModuleFields } from './modules-repo.ts';
 import type { SchedulesService } from './schedules.ts';
 import type { Module, Product } from './types.ts';
-
-const settingsText = (s: Record<string, unknown> | null) => (s === null ? null : JSON.stringify(s));
 
 export class ReplicaSync {
   private readonly clock: Clock;
@@ -59,30 +56,27 @@ export class ReplicaSync {
     const now = this.clock.now().toISOString();
     const copy = await productsRepo.findCopy(tx, accountId, source.id);
     if (!copy) {
-      const id = await productsRepo.insert(tx, {
-        account_id: accountId,
-        source_id: source.id,
-        name: source.name,
-        description: source.description,
-        status: source.status,
-        revision: newRevision(),
-        created_at: now,
-        updated_at: now,
-      });
+      const id = await productsRepo.insert(
+        tx,
+        {
+          accountId,
+          sourceId: source.id,
+          name: source.name,
+          description: source.description,
+          status: source.status,
+        },
+        now,
+      );
       const created = (await productsRepo.get(tx, accountId, id))!;
       await this.schedules.createDefault(tx, created);
       return created;
     }
-    const changes: Record<string, unknown> = {};
+    const changes: Partial<ProductFields> = {};
     if (copy.name !== source.name) changes.name = source.name;
     if (copy.description !== source.description) changes.description = source.description;
     if (withStatus && copy.status !== source.status) changes.status = source.status;
     if (!Object.keys(changes).length) return copy;
-    await productsRepo.update(tx, copy.id, {
-      ...changes,
-      revision: newRevision(),
-      updated_at: now,
-    });
+    await productsRepo.update(tx, copy.id, changes, now);
     return (await productsRepo.get(tx, accountId, copy.id))!;
   }
 
@@ -113,47 +107,44 @@ export class ReplicaSync {
         ));
       parentId = parent.id;
     }
-    const content = {
-      parent_id: parentId,
+    const content: Omit<ModuleFields, 'status'> = {
+      parentId,
       kind: source.kind,
       name: source.name,
       position: source.position,
       deleted: source.deleted,
       // Only a group's deletion trashes a module with it, and the group is the module's parent.
-      trashed_with: source.trashedWith === null ? null : parentId,
-      settings: settingsText(source.settings),
+      trashedWith: source.trashedWith === null ? null : parentId,
+      settings: source.settings,
       image: source.image,
     };
     const copy = await modulesRepo.findCopy(tx, accountId, source.id);
     if (!copy) {
-      const id = await modulesRepo.insert(tx, {
-        account_id: accountId,
-        product_id: product.id,
-        source_id: source.id,
-        status: source.status,
-        ...content,
-        revision: newRevision(),
-        created_at: now,
-        updated_at: now,
-      });
+      const id = await modulesRepo.insert(
+        tx,
+        {
+          accountId,
+          productId: product.id,
+          sourceId: source.id,
+          status: source.status,
+          ...content,
+        },
+        now,
+      );
       return (await modulesRepo.get(tx, accountId, product.id, id))!;
     }
-    const current = {
-      parent_id: copy.parentId,
-      kind: copy.kind,
-      name: copy.name,
-      position: copy.position,
-      deleted: copy.deleted,
-      trashed_with: copy.trashedWith,
-      settings: settingsText(copy.settings),
-      image: copy.image,
-    };
-    const changes: Record<string, unknown> = {};
-    for (const [k, v] of Object.entries(content))
-      if (current[k as keyof typeof current] !== v) changes[k] = v;
+    const changes: Partial<ModuleFields> = {};
+    for (const k of Object.keys(content) as (keyof typeof content)[]) {
+      // settings is an object: compared by its JSON text, as stored.
+      const same =
+        k === 'settings'
+          ? JSON.stringify(copy.settings) === JSON.stringify(content.settings)
+          : copy[k] === content[k];
+      if (!same) Object.assign(changes, { [k]: content[k] });
+    }
     if (withStatus && copy.status !== source.status) changes.status = source.status;
     if (!Object.keys(changes).length) return copy;
-    await modulesRepo.update(tx, copy.id, { ...changes, revision: newRevision(), updated_at: now });
+    await modulesRepo.update(tx, copy.id, changes, now);
     return (await modulesRepo.get(tx, accountId, copy.productId, copy.id))!;
   }
 }

@@ -5,7 +5,12 @@ import type { CursorCodec } from '../../db/cursor.ts';
 import type { Tx } from '../../db/knex.ts';
 import { insertId } from '../../db/dialect.ts';
 import { firstRow } from '../../db/statements.ts';
+import { changedRow, newRow } from '../shared/row.ts';
 import type { Product, PublicationStatus } from './types.ts';
+
+/** A product's written fields; the repository sets its revision and timestamps. */
+export type ProductFields = Pick<Product, 'name' | 'description' | 'status'>;
+export type NewProduct = ProductFields & Pick<Product, 'accountId' | 'sourceId'>;
 
 const map = (r: any): Product => ({
   id: Number(r.id),
@@ -77,15 +82,24 @@ export const productsRepo = {
     return q.select('products.*', withCount(tx));
   },
 
-  async insert(tx: Tx, row: Record<string, unknown>): Promise<number> {
-    return insertId(tx, 'products', row);
+  async insert(tx: Tx, p: NewProduct, now: string): Promise<number> {
+    return insertId(tx, 'products', newRow(p, now));
   },
 
-  /** With `revision`, only that revision is overwritten (If-Match made atomic); returns rows hit. */
-  async update(tx: Tx, id: number, changes: Record<string, unknown>, revision?: string) {
+  /**
+   * Writes the fields given (a new revision); with `revision`, only that revision is overwritten
+   * (If-Match made atomic). Returns the rows hit.
+   */
+  async update(
+    tx: Tx,
+    id: number,
+    changes: Partial<ProductFields>,
+    now: string,
+    revision?: string,
+  ): Promise<number> {
     const q = tx('products').where('id', id);
     if (revision !== undefined) q.where('revision', revision);
-    return q.update(changes);
+    return q.update(changedRow(changes, now));
   },
 
   /** Modules, schedules and copies in replica accounts go with it (ON DELETE CASCADE). */

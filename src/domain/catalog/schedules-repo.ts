@@ -4,7 +4,14 @@ import { keyset, pages, type PageParams } from '../../db/page.ts';
 import type { CursorCodec } from '../../db/cursor.ts';
 import type { Tx } from '../../db/knex.ts';
 import { bool, insertId } from '../../db/dialect.ts';
+import { changedRow, newRow } from '../shared/row.ts';
 import type { AccessSchedule } from './types.ts';
+
+/** A new schedule's fields; the repository sets its revision and timestamps. */
+export type NewSchedule = Pick<
+  AccessSchedule,
+  'accountId' | 'productId' | 'tagId' | 'isDefault' | 'deleted'
+>;
 
 const map = (r: any): AccessSchedule => ({
   id: Number(r.id),
@@ -89,14 +96,21 @@ export const schedulesRepo = {
       .where('access_schedules.deleted', deleted);
   },
 
-  async insert(tx: Tx, row: Record<string, unknown>): Promise<number> {
-    return insertId(tx, 'access_schedules', row);
+  async insert(tx: Tx, s: NewSchedule, now: string): Promise<number> {
+    return insertId(tx, 'access_schedules', newRow(s, now));
   },
 
-  async update(tx: Tx, id: number, changes: Record<string, unknown>, revision?: string) {
+  /** A new revision; with `revision`, only that (own) revision is overwritten. Rows hit. */
+  async update(
+    tx: Tx,
+    id: number,
+    changes: { deleted: boolean },
+    now: string,
+    revision?: string,
+  ): Promise<number> {
     const q = tx('access_schedules').where('id', id);
     if (revision !== undefined) q.where('revision', revision);
-    return q.update(changes);
+    return q.update(changedRow(changes, now));
   },
 
   // ---- the sales seam: the deliveries that grant a schedule. The query reads the link table

@@ -7,8 +7,7 @@ import type { Clock } from '../../clock.ts';
 import type { PageResult } from '../../db/page.ts';
 import type { CursorCodec } from '../../db/cursor.ts';
 import { AppError } from '../../errors.ts';
-import { newRevision } from '../shared/ids.ts';
-import { assertRevision, etag } from '../shared/revision.ts';
+import { etag, guardedWrite } from '../shared/revision.ts';
 import { tagsRepo } from '../tags/repo.ts';
 import type { TagsService } from '../tags/service.ts';
 import { productsRepo } from './repo.ts';
@@ -81,16 +80,17 @@ export class SchedulesService {
     now = this.clock.now().toISOString(),
   ) {
     const tag = await this.tags.create(product.accountId, { name }, { tx });
-    return schedulesRepo.insert(tx, {
-      account_id: product.accountId,
-      product_id: product.id,
-      tag_id: tag.id,
-      is_default: isDefault,
-      deleted: false,
-      revision: newRevision(),
-      created_at: now,
-      updated_at: now,
-    });
+    return schedulesRepo.insert(
+      tx,
+      {
+        accountId: product.accountId,
+        productId: product.id,
+        tagId: tag.id,
+        isDefault,
+        deleted: false,
+      },
+      now,
+    );
   }
 
   async list(
@@ -138,30 +138,24 @@ export class SchedulesService {
     opts: { tx?: Tx } = {},
   ): Promise<ScheduleView> {
     return inTransaction(this.db, opts.tx, async (tx) => {
-      const s = await this.find(tx, accountId, productId, id);
-      if (s.replica) throw replicaReadonly(Object.keys(input));
-      assertRevision(ifMatch, revisionOf(s));
-      const deleted = input.deleted ?? s.deleted;
-      if (deleted && input.name !== undefined) throw stateConflict('in_trash');
-      if (deleted && !s.deleted) await this.assertTrashable(tx, s);
-      const guarded = ifMatch !== undefined;
-      if (input.name !== undefined) {
-        // The tag's own revision guards it the same way If-Match guards the schedule.
-        const tagMatch = guarded ? etag(s.tagRevision) : undefined;
-        await this.tags.rename(accountId, s.tagId, { name: input.name }, tagMatch, { tx });
-      }
-      const changes = {
-        deleted,
-        revision: newRevision(),
-        updated_at: this.clock.now().toISOString(),
-      };
-      const hit = await schedulesRepo.update(
-        tx,
-        s.id,
-        changes,
-        guarded ? s.ownRevision : undefined,
-      );
-      if (hit === 0) throw new AppError(guarded ? 'revision_mismatch' : 'not_found');
+      const deleted = (s: AccessSchedule) => input.deleted ?? s.deleted;
+      const s = await guardedWrite({
+        load: () => this.load(tx, accountId, productId, id, Object.keys(input)),
+        ifMatch,
+        check: async (s) => {
+          if (deleted(s) && input.name !== undefined) throw stateConflict('in_trash');
+          if (deleted(s) && !s.deleted) await this.assertTrashable(tx, s);
+        },
+        write: async (s, guard) => {
+          if (input.name !== undefined) {
+            // The tag's own revision guards it the same way If-Match guards the schedule.
+            const tagMatch = guard === undefined ? undefined : etag(s.tagRevision);
+            await this.tags.rename(accountId, s.tagId, { name: input.name }, tagMatch, { tx });
+          }
+          const own = guard === undefined ? undefined : s.ownRevision;
+          return schedulesRepo.update(tx, s.id, { deleted: deleted(s) }, this.now(), own);
+        },
+      });
       return this.view(tx, (await schedulesRepo.get(tx, accountId, s.productId, s.id))!);
     });
   }
@@ -175,20 +169,40 @@ export class SchedulesService {
     opts: { tx?: Tx } = {},
   ): Promise<void> {
     await inTransaction(this.db, opts.tx, async (tx) => {
-      const s = await this.find(tx, accountId, productId, id);
-      if (s.replica) throw replicaReadonly();
-      assertRevision(ifMatch, revisionOf(s));
-      if (s.deleted) return;
-      await this.assertTrashable(tx, s);
-      const changes = {
-        deleted: true,
-        revision: newRevision(),
-        updated_at: this.clock.now().toISOString(),
-      };
-      const guard = ifMatch === undefined ? undefined : s.ownRevision;
-      if ((await schedulesRepo.update(tx, s.id, changes, guard)) === 0)
-        throw new AppError(ifMatch === undefined ? 'not_found' : 'revision_mismatch');
+      await guardedWrite({
+        load: () => this.load(tx, accountId, productId, id, []),
+        ifMatch,
+        check: async (s) => {
+          if (!s.deleted) await this.assertTrashable(tx, s);
+        },
+        // One already in the trash stays there: nothing to write, nothing lost.
+        write: async (s, guard) => {
+          if (s.deleted) return 1;
+          const own = guard === undefined ? undefined : s.ownRevision;
+          return schedulesRepo.update(tx, s.id, { deleted: true }, this.now(), own);
+        },
+      });
     });
+  }
+
+  /**
+   * The schedule for a guarded write, its exposed revision (its own and its tag's) as
+   * `revision`. A copy's is read-only: 403 before If-Match is looked at.
+   */
+  private async load(
+    tx: Tx,
+    accountId: number,
+    productId: number | null,
+    id: number | null,
+    fields: string[],
+  ) {
+    const s = await this.find(tx, accountId, productId, id);
+    if (s.replica) throw replicaReadonly(fields);
+    return { ...s, revision: revisionOf(s) };
+  }
+
+  private now(): string {
+    return this.clock.now().toISOString();
   }
 
   private async assertTrashable(tx: Tx, s: AccessSchedule): Promise<void> {

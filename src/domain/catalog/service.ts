@@ -8,10 +8,9 @@ import type { Clock } from '../../clock.ts';
 import type { PageResult } from '../../db/page.ts';
 import type { CursorCodec } from '../../db/cursor.ts';
 import { AppError } from '../../errors.ts';
-import { newRevision } from '../shared/ids.ts';
-import { assertRevision } from '../shared/revision.ts';
+import { guardedWrite } from '../shared/revision.ts';
 import type { TagsService } from '../tags/service.ts';
-import { productsRepo } from './repo.ts';
+import { productsRepo, type ProductFields } from './repo.ts';
 import { modulesRepo } from './modules-repo.ts';
 import { replicaReadonly } from './errors.ts';
 import { ModulesService } from './modules.ts';
@@ -83,16 +82,17 @@ export class CatalogService {
   ): Promise<Product> {
     const now = this.clock.now().toISOString();
     return inTransaction(this.db, opts.tx, async (tx) => {
-      const id = await productsRepo.insert(tx, {
-        account_id: accountId,
-        source_id: null,
-        name: input.name.trim(),
-        description: text(input.description),
-        status: input.status ?? 'draft',
-        revision: newRevision(),
-        created_at: now,
-        updated_at: now,
-      });
+      const id = await productsRepo.insert(
+        tx,
+        {
+          accountId,
+          sourceId: null,
+          name: input.name.trim(),
+          description: text(input.description),
+          status: input.status ?? 'draft',
+        },
+        now,
+      );
       const p = (await productsRepo.get(tx, accountId, id))!;
       await this.schedules.createDefault(tx, p);
       await this.replicas.product(tx, p, true);
@@ -109,20 +109,22 @@ export class CatalogService {
     opts: { tx?: Tx } = {},
   ): Promise<Product> {
     return inTransaction(this.db, opts.tx, async (tx) => {
-      const p = await this.get(accountId, id, tx);
-      const readonly = Object.keys(input).filter((k) => k !== 'status');
-      if (p.sourceId !== null && readonly.length) throw replicaReadonly(readonly);
-      assertRevision(ifMatch, p.revision);
-      const changes: Record<string, unknown> = {
-        revision: newRevision(),
-        updated_at: this.clock.now().toISOString(),
-      };
+      const changes: Partial<ProductFields> = {};
       if (input.name !== undefined) changes.name = input.name.trim();
       if (input.description !== undefined) changes.description = text(input.description);
       if (input.status !== undefined) changes.status = input.status;
-      const guard = ifMatch === undefined ? undefined : p.revision;
-      if ((await productsRepo.update(tx, p.id, changes, guard)) === 0)
-        throw new AppError(ifMatch === undefined ? 'not_found' : 'revision_mismatch');
+      const p = await guardedWrite({
+        // A copy's read-only fields are refused before If-Match is looked at (403, not 412).
+        load: async () => {
+          const p = await this.get(accountId, id, tx);
+          const readonly = Object.keys(input).filter((k) => k !== 'status');
+          if (p.sourceId !== null && readonly.length) throw replicaReadonly(readonly);
+          return p;
+        },
+        ifMatch,
+        write: (p, guard) =>
+          productsRepo.update(tx, p.id, changes, this.clock.now().toISOString(), guard),
+      });
       const updated = (await productsRepo.get(tx, accountId, p.id))!;
       await this.replicas.product(tx, updated, input.status !== undefined);
       return updated;
@@ -137,12 +139,15 @@ export class CatalogService {
     opts: { tx?: Tx } = {},
   ): Promise<void> {
     await inTransaction(this.db, opts.tx, async (tx) => {
-      const p = await this.get(accountId, id, tx);
-      if (p.sourceId !== null) throw replicaReadonly();
-      assertRevision(ifMatch, p.revision);
-      const guard = ifMatch === undefined ? undefined : p.revision;
-      if ((await productsRepo.remove(tx, p.id, guard)) === 0)
-        throw new AppError(ifMatch === undefined ? 'not_found' : 'revision_mismatch');
+      await guardedWrite({
+        load: async () => {
+          const p = await this.get(accountId, id, tx);
+          if (p.sourceId !== null) throw replicaReadonly();
+          return p;
+        },
+        ifMatch,
+        write: (p, guard) => productsRepo.remove(tx, p.id, guard),
+      });
     });
   }
 
@@ -154,16 +159,13 @@ export class CatalogService {
   async publishProduct(tx: Tx, accountId: number, productId: number | null): Promise<Product> {
     const p = await this.get(accountId, productId, tx);
     if (p.sourceId !== null) throw replicaReadonly();
-    const stamp = () => ({
-      status: 'published',
-      revision: newRevision(),
-      updated_at: this.clock.now().toISOString(),
-    });
-    if (p.status !== 'published') await productsRepo.update(tx, p.id, stamp());
+    const now = () => this.clock.now().toISOString();
+    const toPublished = { status: 'published' } as const;
+    if (p.status !== 'published') await productsRepo.update(tx, p.id, toPublished, now());
     const published = (await productsRepo.get(tx, accountId, p.id))!;
     await this.replicas.product(tx, published, true);
     for (const m of await modulesRepo.activeOfProduct(tx, p.id)) {
-      if (m.status !== 'published') await modulesRepo.update(tx, m.id, stamp());
+      if (m.status !== 'published') await modulesRepo.update(tx, m.id, toPublished, now());
       await this.replicas.module(tx, (await modulesRepo.get(tx, accountId, p.id, m.id))!, true);
     }
     await this.events.record(tx, {

@@ -1,3 +1,4 @@
+import { newRevision } from '../shared/ids.ts';
 import { keyset, pages, type PageParams } from '../../db/page.ts';
 import type { CursorCodec } from '../../db/cursor.ts';
 import type { Tx } from '../../db/knex.ts';
@@ -143,14 +144,28 @@ export const credentialsRepo = {
     });
   },
 
-  /** Writes only if the row still has the revision the caller read; returns rows changed. */
+  /**
+   * Renames or re-permissions the credential (a new revision), only if the row still has the
+   * revision the caller read; returns rows changed.
+   */
   updateIf(
     tx: Tx,
     id: number,
     revision: string,
-    changes: Record<string, unknown>,
+    changes: { name?: string; permissions?: string[] },
+    now: string,
   ): Promise<number> {
-    return tx('credentials').where({ id, revision }).update(changes);
+    const row: Record<string, unknown> = { revision: newRevision(), updated_at: now };
+    if (changes.name !== undefined) row.name = changes.name;
+    if (changes.permissions !== undefined) row.permissions = JSON.stringify(changes.permissions);
+    return tx('credentials').where({ id, revision }).update(row);
+  },
+
+  /** Revokes the credential, only if the row still has the revision the caller read. */
+  revokeIf(tx: Tx, id: number, revision: string, now: string): Promise<number> {
+    return tx('credentials')
+      .where({ id, revision })
+      .update({ status: 'revoked', revoked_at: now, updated_at: now, revision: newRevision() });
   },
 
   /** Revokes every credential issued by this one, directly or down the chain. */

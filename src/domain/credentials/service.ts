@@ -9,7 +9,7 @@ import { AppError, type ErrorDetail } from '../../errors.ts';
 import { detailMessage } from '../../i18n/messages.ts';
 import { hasPermission, type AuthContext, type AccountInfo } from './auth.ts';
 import { newRevision } from '../shared/ids.ts';
-import { assertRevision } from '../shared/revision.ts';
+import { guardedWrite } from '../shared/revision.ts';
 import {
   credentialsRepo as repo,
   type AuthMode,
@@ -253,40 +253,44 @@ export class CredentialsService {
     opts: { tx?: Tx } = {},
   ): Promise<Credential> {
     const tx = opts.tx ?? this.db;
-    const c = await this.manageable(auth, id, tx);
-    if (input.permissions) assertKnownPermissions(input.permissions);
-    if (c.status === 'revoked') throw new AppError('credential_revoked', { status: 422 });
-    assertRevision(ifMatch, c.revision);
-    if (input.permissions) this.assertDelegable(auth.credential, input.permissions);
-    const changes: Record<string, unknown> = {
-      revision: newRevision(),
-      updated_at: this.clock.now().toISOString(),
-    };
-    if (input.name !== undefined) changes.name = input.name;
-    if (input.permissions !== undefined) changes.permissions = JSON.stringify(input.permissions);
-    // The revision read is part of the write, so a concurrent change is a 412, never lost.
-    if (!(await repo.updateIf(tx, c.id, c.revision, changes)))
-      throw new AppError('revision_mismatch');
+    const c = await guardedWrite({
+      load: async () => {
+        const c = await this.manageable(auth, id, tx);
+        if (input.permissions) assertKnownPermissions(input.permissions);
+        if (c.status === 'revoked') throw new AppError('credential_revoked', { status: 422 });
+        return c;
+      },
+      ifMatch,
+      check: () => {
+        if (input.permissions) this.assertDelegable(auth.credential, input.permissions);
+      },
+      // The revision read is part of the write even without If-Match, so a concurrent change
+      // is a 412, never lost.
+      write: (c) => repo.updateIf(tx, c.id, c.revision, input, this.clock.now().toISOString()),
+      lost: async () => new AppError('revision_mismatch'),
+    });
     return (await repo.get(tx, auth.account.id, c.id))!;
   }
 
   async revoke(auth: AuthContext, id: number | null, opts: { tx?: Tx } = {}): Promise<Credential> {
     const tx = opts.tx ?? this.db;
-    const c = await this.manageable(auth, id, tx);
-    if (c.status === 'revoked') throw new AppError('credential_revoked', { status: 422 });
     const now = this.clock.now().toISOString();
-    const changes = {
-      status: 'revoked',
-      revoked_at: now,
-      updated_at: now,
-      revision: newRevision(),
-    };
-    if (!(await repo.updateIf(tx, c.id, c.revision, changes))) {
+    const c = await guardedWrite({
+      load: async () => {
+        const c = await this.manageable(auth, id, tx);
+        if (c.status === 'revoked') throw new AppError('credential_revoked', { status: 422 });
+        return c;
+      },
+      ifMatch: undefined,
+      write: (c) => repo.revokeIf(tx, c.id, c.revision, now),
       // Changed since it was read; a concurrent revocation makes this one a repeat.
-      const current = await this.get(auth, id, tx);
-      if (current.status === 'revoked') throw new AppError('credential_revoked', { status: 422 });
-      throw new AppError('revision_mismatch');
-    }
+      lost: async () => {
+        const current = await this.get(auth, id, tx);
+        if (current.status === 'revoked')
+          return new AppError('credential_revoked', { status: 422 });
+        return new AppError('revision_mismatch');
+      },
+    });
     // Revocation is final, so what the credential issued is revoked with it. Authentication
     // checks the chain anyway; this makes their status say so.
     await repo.revokeIssuedBy(tx, c.id, { revokedAt: now, revision: newRevision() });

@@ -5,6 +5,7 @@ import type { CursorCodec } from '../../db/cursor.ts';
 import type { Tx } from '../../db/knex.ts';
 import { bool, insertId } from '../../db/dialect.ts';
 import { firstRow } from '../../db/statements.ts';
+import { changedRow, newRow } from '../shared/row.ts';
 import type { DurationUnit } from './duration.ts';
 
 export interface EnrollmentRow {
@@ -25,6 +26,26 @@ export interface EnrollmentRow {
   createdAt: string;
   updatedAt: string;
 }
+
+/** An enrollment's written fields; the repository sets its revision and timestamps. */
+export type EnrollmentFields = Pick<
+  EnrollmentRow,
+  | 'accessScheduleId'
+  | 'deliveryId'
+  | 'transactionId'
+  | 'duration'
+  | 'durationUnit'
+  | 'endsAt'
+  | 'endedFlag'
+>;
+export type NewEnrollment = EnrollmentFields &
+  Pick<EnrollmentRow, 'accountId' | 'userId' | 'productId' | 'startedAt'>;
+
+/** `endedFlag` is the column `ended`. */
+const fields = ({ endedFlag, ...rest }: Partial<EnrollmentFields>) => ({
+  ...rest,
+  ended: endedFlag,
+});
 
 const num = (v: unknown): number | null => (v === null || v === undefined ? null : Number(v));
 
@@ -178,14 +199,23 @@ export const enrollmentsRepo = {
     return r ? { id: Number(r.id), deleted: bool(r.deleted) } : null;
   },
 
-  async insert(tx: Tx, row: Record<string, unknown>): Promise<number> {
-    return insertId(tx, 'enrollments', row);
+  async insert(tx: Tx, e: NewEnrollment, now: string): Promise<number> {
+    return insertId(tx, 'enrollments', newRow(fields(e), now));
   },
 
-  /** With `revision`, only that revision is overwritten (If-Match made atomic); returns rows hit. */
-  async update(tx: Tx, id: number, changes: Record<string, unknown>, revision?: string) {
+  /**
+   * Writes the fields given (a new revision); with `revision`, only that revision is overwritten
+   * (If-Match made atomic). Returns the rows hit.
+   */
+  async update(
+    tx: Tx,
+    id: number,
+    changes: Partial<EnrollmentFields>,
+    now: string,
+    revision?: string,
+  ): Promise<number> {
     const q = tx('enrollments').where('id', id);
     if (revision !== undefined) q.where('revision', revision);
-    return q.update(changes);
+    return q.update(changedRow(fields(changes), now));
   },
 };

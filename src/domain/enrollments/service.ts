@@ -8,8 +8,8 @@ import type { Clock } from '../../clock.ts';
 import type { PageResult } from '../../db/page.ts';
 import type { CursorCodec } from '../../db/cursor.ts';
 import { AppError } from '../../errors.ts';
-import { fromId, newRevision } from '../shared/ids.ts';
-import { assertRevision } from '../shared/revision.ts';
+import { fromId } from '../shared/ids.ts';
+import { guardedWrite } from '../shared/revision.ts';
 import { usersRepo, type User } from '../users/repo.ts';
 import { productsRepo } from '../catalog/repo.ts';
 import type { Product } from '../catalog/types.ts';
@@ -17,7 +17,7 @@ import type { OutboxService } from '../outbox/service.ts';
 import { addDuration, parseDuration } from './duration.ts';
 import { fieldError, rejection } from '../shared/rejections.ts';
 import { noEvents, type EventRecorder } from '../events/types.ts';
-import { enrollmentsRepo as repo, type EnrollmentRow } from './repo.ts';
+import { enrollmentsRepo as repo, type EnrollmentFields, type EnrollmentRow } from './repo.ts';
 import {
   enrollmentSnapshot,
   withEnded,
@@ -131,16 +131,14 @@ export class EnrollmentsService {
     const cur = await repo.current(tx, g.userId, g.productId, this.now());
     if (!cur) return { enrollment: await this.insert(tx, accountId, g), created: true };
     const next = extendedBy(cur, g.duration);
-    const changes: Record<string, unknown> = {
+    const changes: Partial<EnrollmentFields> = {
       duration: next.duration,
-      duration_unit: next.unit,
-      ends_at: next.endsAt,
-      revision: newRevision(),
-      updated_at: this.now(),
+      durationUnit: next.unit,
+      endsAt: next.endsAt,
     };
-    if (g.deliveryId !== undefined) changes.delivery_id = g.deliveryId;
-    if (g.transactionId !== undefined) changes.transaction_id = g.transactionId;
-    await repo.update(tx, cur.id, changes);
+    if (g.deliveryId !== undefined) changes.deliveryId = g.deliveryId;
+    if (g.transactionId !== undefined) changes.transactionId = g.transactionId;
+    await repo.update(tx, cur.id, changes, this.now());
     const e = this.view((await repo.get(tx, accountId, cur.id))!);
     await this.emit(tx, 'enrollment.updated', e);
     return { enrollment: e, created: false };
@@ -155,46 +153,56 @@ export class EnrollmentsService {
     opts: { tx?: Tx } = {},
   ): Promise<Enrollment> {
     return inTransaction(this.db, opts.tx, async (tx) => {
-      const e = await this.get(accountId, id, tx);
-      assertRevision(ifMatch, e.revision);
-      if (input.ended === false)
-        throw rejection(
-          'invalid_transition',
-          'cannot_reopen',
-          'An enrollment cannot be reopened: grant a new one.',
-          'ended',
-        );
       const lengthChange = input.duration !== undefined || input.duration_unit !== undefined;
-      if (e.endedFlag && (lengthChange || input.access_schedule_id !== undefined))
-        throw rejection(
-          'invalid_transition',
-          'enrollment_ended',
-          'This enrollment was ended: grant a new one.',
-        );
-      if (input.ended && lengthChange)
-        throw fieldError('ended', 'invalid', 'End an enrollment or change its length, not both.');
-      const now = this.now();
-      const changes: Record<string, unknown> = { revision: newRevision(), updated_at: now };
-      if (lengthChange) {
-        const d = parseDuration(input);
-        changes.duration = d.duration;
-        changes.duration_unit = d.unit;
-        changes.ends_at = addDuration(e.startedAt, d);
-      }
-      if (input.access_schedule_id !== undefined) {
-        changes.access_schedule_id = await scheduleOf(tx, e.productId, input.access_schedule_id);
-      }
-      const ending = input.ended === true && !e.endedFlag;
-      if (ending) {
-        changes.ended = true;
-        if (e.endsAt === null || e.endsAt > now) changes.ends_at = now;
-      }
-      if (input.ended === true && e.endedFlag && Object.keys(input).length === 1) return e;
-      const guard = ifMatch === undefined ? undefined : e.revision;
-      if ((await repo.update(tx, e.id, changes, guard)) === 0)
-        throw new AppError(ifMatch === undefined ? 'not_found' : 'revision_mismatch');
+      // Ending an ended enrollment, and nothing else: nothing to write.
+      const noop = (e: Enrollment) =>
+        input.ended === true && e.endedFlag && Object.keys(input).length === 1;
+      const ending = (e: Enrollment) => input.ended === true && !e.endedFlag;
+      const e = await guardedWrite({
+        load: () => this.get(accountId, id, tx),
+        ifMatch,
+        check: (e) => {
+          if (input.ended === false)
+            throw rejection(
+              'invalid_transition',
+              'cannot_reopen',
+              'An enrollment cannot be reopened: grant a new one.',
+              'ended',
+            );
+          if (e.endedFlag && (lengthChange || input.access_schedule_id !== undefined))
+            throw rejection(
+              'invalid_transition',
+              'enrollment_ended',
+              'This enrollment was ended: grant a new one.',
+            );
+          if (input.ended && lengthChange)
+            throw fieldError(
+              'ended',
+              'invalid',
+              'End an enrollment or change its length, not both.',
+            );
+        },
+        write: async (e, guard) => {
+          const now = this.now();
+          const changes: Partial<EnrollmentFields> = {};
+          if (lengthChange) {
+            const d = parseDuration(input);
+            changes.duration = d.duration;
+            changes.durationUnit = d.unit;
+            changes.endsAt = addDuration(e.startedAt, d);
+          }
+          if (input.access_schedule_id !== undefined)
+            changes.accessScheduleId = await scheduleOf(tx, e.productId, input.access_schedule_id);
+          if (ending(e)) {
+            changes.endedFlag = true;
+            if (e.endsAt === null || e.endsAt > now) changes.endsAt = now;
+          }
+          return noop(e) ? 1 : repo.update(tx, e.id, changes, now, guard);
+        },
+      });
+      if (noop(e)) return e;
       const updated = this.view((await repo.get(tx, accountId, e.id))!);
-      await this.emit(tx, ending ? 'enrollment.ended' : 'enrollment.updated', updated);
+      await this.emit(tx, ending(e) ? 'enrollment.ended' : 'enrollment.updated', updated);
       return updated;
     });
   }
@@ -207,13 +215,9 @@ export class EnrollmentsService {
     const now = this.now();
     const out: Enrollment[] = [];
     for (const cur of await repo.currentOfDelivery(tx, userId, deliveryId, now)) {
-      const changes: Record<string, unknown> = {
-        ended: true,
-        revision: newRevision(),
-        updated_at: now,
-      };
-      if (cur.endsAt === null || cur.endsAt > now) changes.ends_at = now;
-      await repo.update(tx, cur.id, changes);
+      const changes: Partial<EnrollmentFields> = { endedFlag: true };
+      if (cur.endsAt === null || cur.endsAt > now) changes.endsAt = now;
+      await repo.update(tx, cur.id, changes, now);
       const e = this.view((await repo.get(tx, accountId, cur.id))!);
       await this.emit(tx, 'enrollment.ended', e);
       out.push(e);
@@ -229,22 +233,23 @@ export class EnrollmentsService {
     const scheduleId =
       g.accessScheduleId ?? (await repo.schedule(tx, g.productId, null))?.id ?? null;
     if (scheduleId === null) throw new AppError('internal_error');
-    const id = await repo.insert(tx, {
-      account_id: accountId,
-      user_id: g.userId,
-      product_id: g.productId,
-      access_schedule_id: scheduleId,
-      delivery_id: g.deliveryId ?? null,
-      transaction_id: g.transactionId ?? null,
-      started_at: startedAt,
-      duration: g.duration.duration,
-      duration_unit: g.duration.unit,
-      ends_at: addDuration(startedAt, g.duration),
-      ended: false,
-      revision: newRevision(),
-      created_at: now,
-      updated_at: now,
-    });
+    const id = await repo.insert(
+      tx,
+      {
+        accountId,
+        userId: g.userId,
+        productId: g.productId,
+        accessScheduleId: scheduleId,
+        deliveryId: g.deliveryId ?? null,
+        transactionId: g.transactionId ?? null,
+        startedAt,
+        duration: g.duration.duration,
+        durationUnit: g.duration.unit,
+        endsAt: addDuration(startedAt, g.duration),
+        endedFlag: false,
+      },
+      now,
+    );
     const e = this.view((await repo.get(tx, accountId, id))!);
     const user = (await usersRepo.get(tx, accountId, g.userId)) as User;
     const product = (await productsRepo.get(tx, accountId, g.productId)) as Product;

@@ -6,13 +6,17 @@ import { insertId } from '../../db/dialect.ts';
 import { firstRow, insertUnnest } from '../../db/statements.ts';
 import type { Event } from './types.ts';
 
-export interface EventRow {
-  account_id: number;
-  type: string;
-  version: string;
-  data: string;
-  created_at: string;
-}
+/** An event as recorded, before it has an id. */
+export type NewEventRow = Omit<Event, 'id'>;
+
+/** data is JSON text on both engines. */
+const row = (e: NewEventRow) => ({
+  account_id: e.accountId,
+  type: e.type,
+  version: e.version,
+  data: JSON.stringify(e.data),
+  created_at: e.createdAt,
+});
 
 const map = (r: any): Event => ({
   id: Number(r.id),
@@ -40,20 +44,21 @@ const eventPages = pages({
 export const eventsRepo = {
   map,
 
-  insert(tx: Tx, row: Record<string, unknown>): Promise<number> {
-    return insertId(tx, 'events', row);
+  insert(tx: Tx, e: NewEventRow): Promise<number> {
+    return insertId(tx, 'events', row(e));
   },
 
   /**
    * PostgreSQL: the insert and its NOTIFY (`<account>:<event id>` on `channel`, delivered if the
    * transaction commits) in one statement, one round trip instead of two.
    */
-  async insertNotifying(tx: Tx, row: EventRow, channel: string): Promise<number> {
+  async insertNotifying(tx: Tx, e: NewEventRow, channel: string): Promise<number> {
+    const r = row(e);
     const { rows } = await tx.raw(
       'WITH e AS (INSERT INTO events (account_id, type, version, data, created_at) ' +
         'VALUES (?, ?, ?, ?, ?) RETURNING id, account_id) ' +
         "SELECT id, pg_notify(?, account_id || ':' || id) FROM e",
-      [row.account_id, row.type, row.version, row.data, row.created_at, channel],
+      [r.account_id, r.type, r.version, r.data, r.created_at, channel],
     );
     return Number(rows[0].id);
   },
@@ -62,10 +67,11 @@ export const eventsRepo = {
    * Inserts the rows in this order; their ids, ascending, in the same order (one statement on
    * PostgreSQL, whose sequence numbers the rows of one INSERT in the order they are listed).
    */
-  async insertMany(tx: Tx, rows: Record<string, unknown>[]): Promise<number[]> {
+  async insertMany(tx: Tx, events: NewEventRow[]): Promise<number[]> {
+    const rows = events.map(row);
     if (!isPostgres(tx)) {
       const ids: number[] = [];
-      for (const row of rows) ids.push(await insertId(tx, 'events', row));
+      for (const r of rows) ids.push(await insertId(tx, 'events', r));
       return ids;
     }
     const types = {

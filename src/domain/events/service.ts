@@ -86,13 +86,7 @@ export class EventsService implements EventRecorder {
   async record(tx: Tx, e: NewEvent): Promise<Event> {
     const version = this.checked(e);
     const createdAt = this.clock.now().toISOString();
-    const row = {
-      account_id: e.accountId,
-      type: e.type,
-      version,
-      data: JSON.stringify(e.data),
-      created_at: createdAt,
-    };
+    const row = { accountId: e.accountId, type: e.type, version, data: e.data, createdAt };
     // PostgreSQL: the NOTIFY travels with the insert (one round trip); SQLite announces on commit.
     const id = isPostgres(tx)
       ? await repo.insertNotifying(tx, row, this.notifier.channel)
@@ -122,11 +116,11 @@ export class EventsService implements EventRecorder {
     const ids = await repo.insertMany(
       tx,
       list.map((e, i) => ({
-        account_id: e.accountId,
+        accountId: e.accountId,
         type: e.type,
-        version: versions[i],
-        data: JSON.stringify(e.data),
-        created_at: createdAt,
+        version: versions[i]!,
+        data: e.data,
+        createdAt,
       })),
     );
     const events: Event[] = list.map((e, i) => ({

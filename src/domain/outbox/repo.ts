@@ -2,6 +2,7 @@
 // `email_recipients`). Every function takes the caller's `tx`.
 import type { Tx } from '../../db/knex.ts';
 import { bool, insertId } from '../../db/dialect.ts';
+import { toRow } from '../shared/row.ts';
 
 export type EmailStatus = 'queued' | 'sent' | 'failed' | 'suppressed';
 
@@ -29,6 +30,15 @@ export interface Recipient {
   bounceReason: string | null;
 }
 
+/** A new email, queued; the repository sets its status, attempts and creation time. */
+export type NewEmailRow = Pick<Email, 'accountId' | 'userId' | 'to' | 'kind' | 'subject' | 'body'>;
+
+/** How a queued email ended. */
+export type Settlement = Pick<Email, 'status' | 'error'> & { attempts?: number; sentAt?: string };
+
+/** An address's bounce flag as written (set with its time and reason, or cleared). */
+export type Bounce = Pick<Recipient, 'bounced' | 'bouncedAt' | 'bounceReason'>;
+
 const mapEmail = (r: any): Email => ({
   id: Number(r.id),
   accountId: Number(r.account_id),
@@ -54,8 +64,16 @@ const mapRecipient = (r: any): Recipient => ({
 });
 
 export const outboxRepo = {
-  async insert(tx: Tx, row: Record<string, unknown>): Promise<number> {
-    return insertId(tx, 'emails', row);
+  async insert(tx: Tx, e: NewEmailRow, now: string): Promise<number> {
+    const { to, ...rest } = e;
+    return insertId(tx, 'emails', {
+      ...toRow(rest),
+      to_email: to,
+      to_email_lower: to.toLowerCase(),
+      status: 'queued',
+      attempts: 0,
+      created_at: now,
+    });
   },
 
   async get(tx: Tx, id: number): Promise<Email | null> {
@@ -73,8 +91,8 @@ export const outboxRepo = {
   },
 
   /** Settles a queued email; false when it was settled already (another run got there). */
-  async settle(tx: Tx, id: number, changes: Record<string, unknown>): Promise<boolean> {
-    return (await tx('emails').where({ id, status: 'queued' }).update(changes)) > 0;
+  async settle(tx: Tx, id: number, s: Settlement): Promise<boolean> {
+    return (await tx('emails').where({ id, status: 'queued' }).update(toRow(s))) > 0;
   },
 
   async recordAttempt(tx: Tx, id: number, error: string): Promise<void> {
@@ -90,21 +108,17 @@ export const outboxRepo = {
     return r ? mapRecipient(r) : null;
   },
 
-  /** Creates the address's row when missing, then applies `changes`. */
-  async upsertRecipient(
-    tx: Tx,
-    accountId: number,
-    emailLower: string,
-    now: string,
-    changes: Record<string, unknown>,
-  ): Promise<void> {
-    await tx('email_recipients')
-      .insert({ account_id: accountId, email_lower: emailLower, sent_count: 0, updated_at: now })
-      .onConflict(['account_id', 'email_lower'])
-      .ignore();
-    await tx('email_recipients')
-      .where({ account_id: accountId, email_lower: emailLower })
-      .update({ ...changes, updated_at: now });
+  /** One more email sent to the address. */
+  async recordSent(tx: Tx, accountId: number, emailLower: string, now: string): Promise<void> {
+    await upsertRecipient(tx, accountId, emailLower, now, {
+      sent_count: tx.raw('sent_count + 1'),
+      last_sent_at: now,
+    });
+  },
+
+  /** Sets or clears the address's bounce flag. */
+  async setBounce(tx: Tx, accountId: number, emailLower: string, now: string, b: Bounce) {
+    await upsertRecipient(tx, accountId, emailLower, now, toRow(b));
   },
 
   async removeAccount(tx: Tx, accountId: number): Promise<number> {
@@ -112,3 +126,20 @@ export const outboxRepo = {
     return tx('emails').where('account_id', accountId).delete();
   },
 };
+
+/** Creates the address's row when missing, then applies `changes`. */
+async function upsertRecipient(
+  tx: Tx,
+  accountId: number,
+  emailLower: string,
+  now: string,
+  changes: Record<string, unknown>,
+): Promise<void> {
+  await tx('email_recipients')
+    .insert({ account_id: accountId, email_lower: emailLower, sent_count: 0, updated_at: now })
+    .onConflict(['account_id', 'email_lower'])
+    .ignore();
+  await tx('email_recipients')
+    .where({ account_id: accountId, email_lower: emailLower })
+    .update({ ...changes, updated_at: now });
+}

@@ -44,18 +44,7 @@ export class OutboxService {
 
   /** Writes the email and its sending job in the caller's transaction; returns its id. */
   async queue(tx: Tx, email: NewEmail): Promise<number> {
-    const id = await repo.insert(tx, {
-      account_id: email.accountId,
-      user_id: email.userId,
-      to_email: email.to,
-      to_email_lower: email.to.toLowerCase(),
-      kind: email.kind,
-      subject: email.subject,
-      body: email.body,
-      status: 'queued',
-      attempts: 0,
-      created_at: this.clock.now().toISOString(),
-    });
+    const id = await repo.insert(tx, email, this.clock.now().toISOString());
     await this.jobs.enqueue(
       tx,
       SEND_EMAIL_TASK,
@@ -115,10 +104,10 @@ export class OutboxService {
           error: message.slice(0, 500),
         });
         if (settled)
-          await repo.upsertRecipient(tx, email.accountId, lower, now, {
+          await repo.setBounce(tx, email.accountId, lower, now, {
             bounced: true,
-            bounced_at: now,
-            bounce_reason: message.slice(0, 500),
+            bouncedAt: now,
+            bounceReason: message.slice(0, 500),
           });
       });
       return 'failed';
@@ -129,13 +118,9 @@ export class OutboxService {
         status: 'sent',
         attempts: email.attempts + 1,
         error: null,
-        sent_at: now,
+        sentAt: now,
       });
-      if (settled)
-        await repo.upsertRecipient(tx, email.accountId, lower, now, {
-          sent_count: tx.raw('sent_count + 1'),
-          last_sent_at: now,
-        });
+      if (settled) await repo.recordSent(tx, email.accountId, lower, now);
     });
     return 'sent';
   }
@@ -168,10 +153,10 @@ export class OutboxService {
   ): Promise<void> {
     await inTransaction(this.db, opts.tx, async (tx) => {
       const now = this.clock.now().toISOString();
-      await repo.upsertRecipient(tx, accountId, email.toLowerCase(), now, {
+      await repo.setBounce(tx, accountId, email.toLowerCase(), now, {
         bounced: true,
-        bounced_at: now,
-        bounce_reason: reason?.slice(0, 500) ?? null,
+        bouncedAt: now,
+        bounceReason: reason?.slice(0, 500) ?? null,
       });
     });
   }
@@ -194,10 +179,10 @@ export class OutboxService {
         );
       if (!r.bounced) return;
       const now = this.clock.now().toISOString();
-      await repo.upsertRecipient(tx, accountId, lower, now, {
+      await repo.setBounce(tx, accountId, lower, now, {
         bounced: false,
-        bounced_at: null,
-        bounce_reason: null,
+        bouncedAt: null,
+        bounceReason: null,
       });
     });
   }

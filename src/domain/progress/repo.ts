@@ -4,6 +4,7 @@ import { keyset, pages, type PageParams } from '../../db/page.ts';
 import type { CursorCodec } from '../../db/cursor.ts';
 import type { Tx } from '../../db/knex.ts';
 import { bool, insertId } from '../../db/dialect.ts';
+import { changedRow, newRow, toRow } from '../shared/row.ts';
 
 export type LessonKind = 'lesson' | 'exam';
 
@@ -40,6 +41,27 @@ export interface ExamResult {
   createdAt: string;
   updatedAt: string;
 }
+
+export type NewLesson = Pick<Lesson, 'accountId' | 'productId' | 'moduleId' | 'kind' | 'name'>;
+
+/** The student's progress in one lesson, as written. */
+export interface ProgressFields {
+  accountId: number;
+  userId: number;
+  productId: number;
+  lessonId: number;
+  percent: number;
+  completed: boolean;
+  completedAt: string | null;
+}
+
+/** A result's written fields; the repository sets its revision and timestamps. */
+export type ResultFields = Pick<
+  ExamResult,
+  'score' | 'maxScore' | 'passed' | 'attempts' | 'submittedAt'
+>;
+export type NewResult = ResultFields &
+  Pick<ExamResult, 'userId' | 'productId' | 'itemId'> & { accountId: number };
 
 const num = (v: unknown): number | null => (v === null || v === undefined ? null : Number(v));
 
@@ -123,8 +145,8 @@ export const lessonsRepo = {
     return Boolean(await tx('modules').where({ product_id: productId, id: moduleId }).first('id'));
   },
 
-  async insert(tx: Tx, row: Record<string, unknown>): Promise<number> {
-    return insertId(tx, 'lessons', row);
+  async insert(tx: Tx, l: NewLesson, now: string): Promise<number> {
+    return insertId(tx, 'lessons', { ...toRow(l), created_at: now, updated_at: now });
   },
 };
 
@@ -140,10 +162,10 @@ export const progressRepo = {
   },
 
   /** Inserts or replaces the student's progress in one lesson. */
-  async put(tx: Tx, row: Record<string, unknown>): Promise<void> {
-    const { created_at: _created, ...changes } = row;
+  async put(tx: Tx, p: ProgressFields, now: string): Promise<void> {
+    const changes = { ...toRow(p), updated_at: now };
     await tx('lesson_progress')
-      .insert(row)
+      .insert({ ...changes, created_at: now })
       .onConflict(['user_id', 'lesson_id'])
       .merge(Object.keys(changes));
   },
@@ -155,13 +177,21 @@ export const resultsRepo = {
     return r ? mapResult(r) : null;
   },
 
-  async insert(tx: Tx, row: Record<string, unknown>): Promise<number> {
-    return insertId(tx, 'exam_results', row);
+  async insert(tx: Tx, r: NewResult, now: string): Promise<number> {
+    const { itemId, ...rest } = r;
+    return insertId(tx, 'exam_results', newRow({ ...rest, lessonId: itemId }, now));
   },
 
-  async update(tx: Tx, id: number, changes: Record<string, unknown>, revision?: string) {
+  /** A new revision; with `revision`, only that revision is overwritten. Returns rows hit. */
+  async update(
+    tx: Tx,
+    id: number,
+    changes: ResultFields,
+    now: string,
+    revision?: string,
+  ): Promise<number> {
     const q = tx('exam_results').where('id', id);
     if (revision !== undefined) q.where('revision', revision);
-    return q.update(changes);
+    return q.update(changedRow(changes, now));
   },
 };

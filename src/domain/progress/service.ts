@@ -10,7 +10,7 @@ import { isUniqueViolation } from '../../db/dialect.ts';
 import type { PageResult } from '../../db/page.ts';
 import type { CursorCodec } from '../../db/cursor.ts';
 import { AppError } from '../../errors.ts';
-import { fromId, newRevision } from '../shared/ids.ts';
+import { fromId } from '../shared/ids.ts';
 import { assertRevision } from '../shared/revision.ts';
 import { usersRepo, type User } from '../users/repo.ts';
 import { productsRepo } from '../catalog/repo.ts';
@@ -25,6 +25,7 @@ import {
   type Lesson,
   type LessonKind,
   type LessonProgress,
+  type ResultFields,
 } from './repo.ts';
 
 export interface LessonInput {
@@ -109,16 +110,17 @@ export class ProgressService {
         if (moduleId === null || !(await lessonsRepo.moduleOf(tx, p.id, moduleId)))
           throw fieldError('module_id', 'not_found', 'No module of this product has this id.');
       }
-      const now = this.now();
-      const id = await lessonsRepo.insert(tx, {
-        account_id: accountId,
-        product_id: p.id,
-        module_id: moduleId,
-        kind: input.kind ?? 'lesson',
-        name: input.name.trim(),
-        created_at: now,
-        updated_at: now,
-      });
+      const id = await lessonsRepo.insert(
+        tx,
+        {
+          accountId,
+          productId: p.id,
+          moduleId,
+          kind: input.kind ?? 'lesson',
+          name: input.name.trim(),
+        },
+        this.now(),
+      );
       return (await lessonsRepo.get(tx, accountId, id))!;
     });
   }
@@ -141,17 +143,19 @@ export class ProgressService {
       const before = await progressRepo.get(tx, u.id, l.id);
       const now = this.now();
       const completed = input.completed ?? input.percent === 100;
-      await progressRepo.put(tx, {
-        account_id: accountId,
-        user_id: u.id,
-        product_id: p.id,
-        lesson_id: l.id,
-        percent: input.percent,
-        completed,
-        completed_at: completed ? (before?.completedAt ?? now) : null,
-        created_at: now,
-        updated_at: now,
-      });
+      await progressRepo.put(
+        tx,
+        {
+          accountId,
+          userId: u.id,
+          productId: p.id,
+          lessonId: l.id,
+          percent: input.percent,
+          completed,
+          completedAt: completed ? (before?.completedAt ?? now) : null,
+        },
+        now,
+      );
       const after = (await progressRepo.get(tx, u.id, l.id))!;
       return { ...after, name: l.name, watched: watched(after) };
     });
@@ -228,29 +232,24 @@ export class ProgressService {
       // RFC 9110: If-Match (even `*`) fails when there is no current representation.
       else if (ifMatch !== undefined) throw new AppError('revision_mismatch');
       const now = this.now();
-      const fields = {
+      const fields: ResultFields = {
         score: input.score,
-        max_score: maxScore,
+        maxScore,
         passed: input.passed,
         attempts: input.attempts ?? 1,
-        submitted_at: submittedAt === undefined ? now : new Date(submittedAt).toISOString(),
-        revision: newRevision(),
-        updated_at: now,
+        submittedAt: submittedAt === undefined ? now : new Date(submittedAt).toISOString(),
       };
       if (before) {
         const guard = ifMatch === undefined ? undefined : before.revision;
-        if ((await resultsRepo.update(tx, before.id, fields, guard)) === 0)
+        if ((await resultsRepo.update(tx, before.id, fields, now, guard)) === 0)
           throw new AppError('revision_mismatch');
       } else {
         try {
-          await resultsRepo.insert(tx, {
-            ...fields,
-            account_id: accountId,
-            user_id: u.id,
-            product_id: item.productId,
-            lesson_id: item.id,
-            created_at: now,
-          });
+          await resultsRepo.insert(
+            tx,
+            { ...fields, accountId, userId: u.id, productId: item.productId, itemId: item.id },
+            now,
+          );
         } catch (err) {
           if (!isUniqueViolation(err)) throw err;
           throw rejection('state_conflict', 'concurrent_write', 'Written meanwhile: retry.');

@@ -5,6 +5,7 @@ import type { CursorCodec } from '../../db/cursor.ts';
 import type { Tx } from '../../db/knex.ts';
 import { bool, insertId } from '../../db/dialect.ts';
 import type { DurationUnit } from '../enrollments/duration.ts';
+import { changedRow, newRow } from '../shared/row.ts';
 
 export type DeliveryKind = 'one_time' | 'subscription';
 export type DeliveryStatus = 'active' | 'archived';
@@ -39,6 +40,14 @@ export interface Delivery {
   createdAt: string;
   updatedAt: string;
 }
+
+/** A delivery's written fields; the repository sets its revision and timestamps. */
+export type DeliveryFields = Pick<
+  Delivery,
+  'gateway' | 'name' | 'kind' | 'status' | 'hidden' | 'secretHash' | 'duration' | 'durationUnit'
+>;
+export type NewDelivery = DeliveryFields &
+  Pick<Delivery, 'accountId' | 'sourceId' | 'postbackToken'>;
 
 const num = (v: unknown): number | null => (v === null || v === undefined ? null : Number(v));
 
@@ -176,15 +185,24 @@ export const deliveriesRepo = {
     }));
   },
 
-  async insert(tx: Tx, row: Record<string, unknown>): Promise<number> {
-    return insertId(tx, 'deliveries', row);
+  async insert(tx: Tx, d: NewDelivery, now: string): Promise<number> {
+    return insertId(tx, 'deliveries', newRow(d, now));
   },
 
-  /** With `revision`, only that revision is overwritten (If-Match made atomic); returns rows hit. */
-  async update(tx: Tx, id: number, changes: Record<string, unknown>, revision?: string) {
+  /**
+   * Writes the fields given (a new revision); with `revision`, only that revision is overwritten
+   * (If-Match made atomic). Returns the rows hit.
+   */
+  async update(
+    tx: Tx,
+    id: number,
+    changes: Partial<DeliveryFields>,
+    now: string,
+    revision?: string,
+  ): Promise<number> {
     const q = tx('deliveries').where('id', id);
     if (revision !== undefined) q.where('revision', revision);
-    return q.update(changes);
+    return q.update(changedRow(changes, now));
   },
 
   async setExternalIds(

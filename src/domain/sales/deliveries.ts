@@ -11,8 +11,7 @@ import { isUniqueViolation } from '../../db/dialect.ts';
 import type { PageResult } from '../../db/page.ts';
 import type { CursorCodec } from '../../db/cursor.ts';
 import { AppError, type ErrorDetail } from '../../errors.ts';
-import { newRevision } from '../shared/ids.ts';
-import { assertRevision } from '../shared/revision.ts';
+import { guardedWrite } from '../shared/revision.ts';
 import { replicaReadonly } from '../catalog/errors.ts';
 import { parseDuration, type DurationUnit } from '../enrollments/duration.ts';
 import { fieldError, rejection } from '../shared/rejections.ts';
@@ -22,6 +21,7 @@ import { hashSecret, newPostbackSecret, newPostbackToken } from './secrets.ts';
 import {
   deliveriesRepo as repo,
   type Delivery,
+  type DeliveryFields,
   type DeliveryKind,
   type DeliveryStatus,
 } from './deliveries-repo.ts';
@@ -52,6 +52,25 @@ export interface DeliveryListQuery {
 }
 
 /** Trimmed, blank ones dropped, each once, in the order given. */
+type Grants = Awaited<ReturnType<typeof checkGrants>>;
+
+/** The delivery's own fields that `input` changes (422 on an invalid duration). */
+function changes(input: DeliveryInput): Partial<DeliveryFields> {
+  const c: Partial<DeliveryFields> = {};
+  if (input.name !== undefined) c.name = input.name.trim();
+  if (input.kind !== undefined) c.kind = input.kind;
+  if (input.hidden !== undefined) c.hidden = input.hidden;
+  if (input.status !== undefined) c.status = input.status;
+  if (input.secret !== undefined)
+    c.secretHash = input.secret === null ? null : hashSecret(input.secret);
+  if (input.duration !== undefined || input.duration_unit !== undefined) {
+    const duration = parseDuration(input);
+    c.duration = duration.duration;
+    c.durationUnit = duration.unit;
+  }
+  return c;
+}
+
 const cleanIds = (ids: string[]) => [...new Set(ids.map((s) => s.trim()).filter(Boolean))];
 
 const taken = (ids: string[]) =>
@@ -162,23 +181,23 @@ export class DeliveriesService {
       const externalIds = cleanIds(input.external_ids ?? []);
       const owners = await repo.owners(tx, accountId, gateway.key, externalIds);
       if (owners.length) throw taken(owners.map((o) => o.externalId));
-      const now = this.now();
-      const id = await repo.insert(tx, {
-        account_id: accountId,
-        source_id: null,
-        gateway: gateway.key,
-        name: input.name.trim(),
-        kind: input.kind ?? 'one_time',
-        status: 'active',
-        hidden: input.hidden ?? false,
-        secret_hash: secret ? hashSecret(secret) : null,
-        postback_token: newPostbackToken(),
-        duration: duration.duration,
-        duration_unit: duration.unit,
-        revision: newRevision(),
-        created_at: now,
-        updated_at: now,
-      });
+      const id = await repo.insert(
+        tx,
+        {
+          accountId,
+          sourceId: null,
+          gateway: gateway.key,
+          name: input.name.trim(),
+          kind: input.kind ?? 'one_time',
+          status: 'active',
+          hidden: input.hidden ?? false,
+          secretHash: secret ? hashSecret(secret) : null,
+          postbackToken: newPostbackToken(),
+          duration: duration.duration,
+          durationUnit: duration.unit,
+        },
+        this.now(),
+      );
       await this.writeRelations(tx, { id, accountId, gateway: gateway.key }, externalIds, grants);
       const d = await this.written(tx, accountId, id);
       return generated ? { ...d, generatedSecret: generated } : d;
@@ -198,74 +217,74 @@ export class DeliveriesService {
     opts: { tx?: Tx; mayArchive: boolean },
   ): Promise<Delivery> {
     return inTransaction(this.db, opts.tx, async (tx) => {
-      const d = await this.get(accountId, id, tx);
-      if (d.sourceId !== null) throw replicaReadonly(Object.keys(input));
-      if (input.status !== undefined && !opts.mayArchive)
-        throw new AppError('permission_denied', {
-          details: [
-            {
-              code: 'missing_permission',
-              message: 'deliveries.archive',
-              reason: 'deliveries.archive',
-            },
-          ],
-        });
-      assertRevision(ifMatch, d.revision);
-      const gateway = gatewayOf(d.gateway);
-      if (input.secret === null && gateway?.secretRequired)
-        throw fieldError(
-          'secret',
-          'required',
-          'This gateway requires a secret.',
-          'secret_required',
-        );
-      const changes: Record<string, unknown> = { revision: newRevision(), updated_at: this.now() };
-      if (input.name !== undefined) changes.name = input.name.trim();
-      if (input.kind !== undefined) changes.kind = input.kind;
-      if (input.hidden !== undefined) changes.hidden = input.hidden;
-      if (input.status !== undefined) changes.status = input.status;
-      if (input.secret !== undefined)
-        changes.secret_hash = input.secret === null ? null : hashSecret(input.secret);
-      if (input.duration !== undefined || input.duration_unit !== undefined) {
-        const duration = parseDuration(input);
-        changes.duration = duration.duration;
-        changes.duration_unit = duration.unit;
-      }
-      const grants =
-        input.products !== undefined || input.tag_ids !== undefined
-          ? await checkGrants(
-              tx,
-              accountId,
-              input.products ??
-                d.products.map((p) => ({
-                  product_id: String(p.productId),
-                  access_schedule_id: String(p.accessScheduleId),
-                })),
-              input.tag_ids ?? d.tagIds.map(String),
-            )
-          : undefined;
-      let externalIds: string[] | undefined;
-      if (input.external_ids !== undefined) {
-        externalIds = cleanIds(input.external_ids);
-        const owners = await repo.owners(tx, accountId, d.gateway, externalIds);
-        const others = owners.filter((o) => o.deliveryId !== d.id);
-        if (others.length) throw taken(others.map((o) => o.externalId));
-      }
-      if (input.status === 'active' && d.status === 'archived') {
-        const schedules = (grants?.products ?? d.products).map((p) => p.accessScheduleId);
-        if ((await repo.trashedSchedules(tx, schedules)).length)
-          throw rejection(
-            'state_conflict',
-            'schedule_in_trash',
-            'An access schedule this delivery grants is in the trash: restore it first.',
-          );
-      }
-      const guard = ifMatch === undefined ? undefined : d.revision;
-      if ((await repo.update(tx, d.id, changes, guard)) === 0)
-        throw new AppError(ifMatch === undefined ? 'not_found' : 'revision_mismatch');
-      await this.writeRelations(tx, d, externalIds, grants);
+      // Read-only copy and the archive permission are refused before If-Match is looked at.
+      const load = async () => {
+        const d = await this.get(accountId, id, tx);
+        if (d.sourceId !== null) throw replicaReadonly(Object.keys(input));
+        if (input.status !== undefined && !opts.mayArchive)
+          throw new AppError('permission_denied', {
+            details: [
+              {
+                code: 'missing_permission',
+                message: 'deliveries.archive',
+                reason: 'deliveries.archive',
+              },
+            ],
+          });
+        return d;
+      };
+      let relations: { externalIds?: string[]; grants?: Grants } = {};
+      const d = await guardedWrite({
+        load,
+        ifMatch,
+        write: async (d, guard) => {
+          const checked = await this.checkChanges(tx, d, input);
+          relations = checked;
+          return repo.update(tx, d.id, checked.fields, this.now(), guard);
+        },
+      });
+      await this.writeRelations(tx, d, relations.externalIds, relations.grants);
       return this.written(tx, accountId, d.id);
     });
+  }
+
+  /** The rules a change must pass (422, 409); returns the lists it replaces, checked. */
+  private async checkChanges(tx: Tx, d: Delivery, input: DeliveryInput) {
+    const accountId = d.accountId;
+    const gateway = gatewayOf(d.gateway);
+    if (input.secret === null && gateway?.secretRequired)
+      throw fieldError('secret', 'required', 'This gateway requires a secret.', 'secret_required');
+    const fields = changes(input);
+    const grants =
+      input.products !== undefined || input.tag_ids !== undefined
+        ? await checkGrants(
+            tx,
+            accountId,
+            input.products ??
+              d.products.map((p) => ({
+                product_id: String(p.productId),
+                access_schedule_id: String(p.accessScheduleId),
+              })),
+            input.tag_ids ?? d.tagIds.map(String),
+          )
+        : undefined;
+    let externalIds: string[] | undefined;
+    if (input.external_ids !== undefined) {
+      externalIds = cleanIds(input.external_ids);
+      const owners = await repo.owners(tx, accountId, d.gateway, externalIds);
+      const others = owners.filter((o) => o.deliveryId !== d.id);
+      if (others.length) throw taken(others.map((o) => o.externalId));
+    }
+    if (input.status === 'active' && d.status === 'archived') {
+      const schedules = (grants?.products ?? d.products).map((p) => p.accessScheduleId);
+      if ((await repo.trashedSchedules(tx, schedules)).length)
+        throw rejection(
+          'state_conflict',
+          'schedule_in_trash',
+          'An access schedule this delivery grants is in the trash: restore it first.',
+        );
+    }
+    return { fields, externalIds, grants };
   }
 
   /**

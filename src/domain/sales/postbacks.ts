@@ -143,26 +143,28 @@ export class PostbacksService {
     let user = await usersRepo.findByEmail(tx, accountId, email.toLowerCase());
     if (!user && !error && effect === 'grant') user = await this.createStudent(tx, accountId, e);
     const { transaction: txStatus, recurrence } = statuses(e);
-    const id = await transactionsRepo.insert(tx, {
-      account_id: accountId,
-      delivery_id: d.id,
-      user_id: user?.id ?? null,
-      engine: d.gateway,
-      transaction_id: e.transactionId,
-      recurrence_id: e.recurrenceId,
-      event: e.status,
-      product_ids: JSON.stringify(e.productIds),
-      client_name: e.client.name,
-      client_email: email,
-      client_email_lower: email.toLowerCase(),
-      client_doc: e.client.doc,
-      client_phone: e.client.phone,
-      status: error ? 'ignored' : 'processed',
-      transaction_status: txStatus,
-      recurrence_status: recurrence,
-      error,
-      created_at: this.clock.now().toISOString(),
-    });
+    const id = await transactionsRepo.insert(
+      tx,
+      {
+        accountId,
+        deliveryId: d.id,
+        userId: user?.id ?? null,
+        engine: d.gateway,
+        transactionId: e.transactionId,
+        recurrenceId: e.recurrenceId,
+        event: e.status,
+        productIds: e.productIds,
+        clientName: e.client.name,
+        clientEmail: email,
+        clientDoc: e.client.doc,
+        clientPhone: e.client.phone,
+        status: error ? 'ignored' : 'processed',
+        transactionStatus: txStatus,
+        recurrenceStatus: recurrence,
+        error,
+      },
+      this.clock.now().toISOString(),
+    );
     if (!error && user) {
       if (effect === 'grant') await this.grant(tx, d, user, id);
       else await this.enrollments.endForDelivery(tx, accountId, user.id, d.id);

@@ -6,10 +6,14 @@
 // gave to a delivery of its own.
 import type { Tx } from '../../db/knex.ts';
 import type { Clock } from '../../clock.ts';
-import { newRevision } from '../shared/ids.ts';
 import { productsRepo, replicaAccountsRepo } from '../catalog/repo.ts';
 import { enrollmentsRepo } from '../enrollments/repo.ts';
-import { deliveriesRepo as repo, type Delivery, type DeliveryProduct } from './deliveries-repo.ts';
+import {
+  deliveriesRepo as repo,
+  type Delivery,
+  type DeliveryFields,
+  type DeliveryProduct,
+} from './deliveries-repo.ts';
 import { newPostbackToken } from './secrets.ts';
 
 export class DeliveryReplicas {
@@ -30,28 +34,24 @@ export class DeliveryReplicas {
 
   private async copy(tx: Tx, accountId: number, source: Delivery): Promise<Delivery> {
     const now = this.clock.now().toISOString();
-    const fields = {
+    const fields: DeliveryFields = {
       gateway: source.gateway,
       name: source.name,
       kind: source.kind,
       status: source.status,
       hidden: source.hidden,
-      secret_hash: source.secretHash,
+      secretHash: source.secretHash,
       duration: source.duration,
-      duration_unit: source.durationUnit,
-      revision: newRevision(),
-      updated_at: now,
+      durationUnit: source.durationUnit,
     };
     let copy = await repo.findCopy(tx, accountId, source.id);
     const id = copy
-      ? (await repo.update(tx, copy.id, fields), copy.id)
-      : await repo.insert(tx, {
-          ...fields,
-          account_id: accountId,
-          source_id: source.id,
-          postback_token: newPostbackToken(),
-          created_at: now,
-        });
+      ? (await repo.update(tx, copy.id, fields, now), copy.id)
+      : await repo.insert(
+          tx,
+          { ...fields, accountId, sourceId: source.id, postbackToken: newPostbackToken() },
+          now,
+        );
     const products: DeliveryProduct[] = [];
     for (const p of source.products) {
       const product = await productsRepo.findCopy(tx, accountId, p.productId);

@@ -4,6 +4,7 @@ import { keyset, pages, type PageParams } from '../../db/page.ts';
 import type { CursorCodec } from '../../db/cursor.ts';
 import type { Tx } from '../../db/knex.ts';
 import { insertId, json } from '../../db/dialect.ts';
+import { toRow } from '../shared/row.ts';
 import type { SaleStatus } from './gateways.ts';
 
 export type ProcessingStatus = 'processed' | 'ignored';
@@ -29,6 +30,9 @@ export interface SaleTransaction {
   error: string | null;
   createdAt: string;
 }
+
+/** A transaction as recorded; the repository sets its creation time. */
+export type NewTransaction = Omit<SaleTransaction, 'id' | 'createdAt'>;
 
 const map = (r: any): SaleTransaction => ({
   id: Number(r.id),
@@ -117,7 +121,13 @@ export const transactionsRepo = {
     return rows.map(map);
   },
 
-  async insert(tx: Tx, row: Record<string, unknown>): Promise<number> {
-    return insertId(tx, 'sales_transactions', row);
+  /** product_ids is JSON text; the email's lower case is kept for the case-blind filter. */
+  async insert(tx: Tx, t: NewTransaction, now: string): Promise<number> {
+    return insertId(tx, 'sales_transactions', {
+      ...toRow(t),
+      product_ids: JSON.stringify(t.productIds),
+      client_email_lower: t.clientEmail?.toLowerCase() ?? null,
+      created_at: now,
+    });
   },
 };

@@ -5,6 +5,8 @@ import type { CursorCodec } from '../../db/cursor.ts';
 import { firstRow, insertUnnest } from '../../db/statements.ts';
 import { isPostgres, type Tx } from '../../db/knex.ts';
 import { bool, insertId, json } from '../../db/dialect.ts';
+import { newRevision } from '../shared/ids.ts';
+import { changedRow, newRow, toRow } from '../shared/row.ts';
 
 export const UTM_KEYS = [
   'adcampaign',
@@ -41,6 +43,38 @@ export interface User {
   createdAt: string;
   updatedAt: string;
 }
+
+/** A student's profile as written; the repository sets revision, timestamps and derived columns. */
+export type UserFields = Pick<
+  User,
+  | 'name'
+  | 'email'
+  | 'phone'
+  | 'document'
+  | 'jobTitle'
+  | 'companyName'
+  | 'companySize'
+  | 'free'
+  | 'utm'
+>;
+export type NewUser = UserFields & Pick<User, 'accountId' | 'autoLoginToken'>;
+/** A whole profile written by the set-based upsert; utm null keeps the stored one. */
+export type ProfileUpdate = Omit<UserFields, 'utm'> & { id: number; utm: Utm | null };
+
+/** The profile's columns: email_lower beside email (unique per account), utm as JSON text. */
+function fields(u: Partial<Omit<UserFields, 'utm'>> & { utm?: Utm | null }) {
+  const row = toRow({ ...u, utm: u.utm && JSON.stringify(u.utm) });
+  if (u.email !== undefined) row.email_lower = u.email.toLowerCase();
+  return row;
+}
+
+/** A new student's row: no points, never signed in. */
+export const newUserRow = (u: NewUser, now: string): Record<string, unknown> => ({
+  ...newRow({ points: 0, startedAt: null, lastAccessAt: null }, now),
+  ...fields(u),
+  account_id: u.accountId,
+  auto_login_token: u.autoLoginToken,
+});
 
 /** Always all ten keys, whatever was stored, so the resource shape never varies. */
 export function fullUtm(partial: Partial<Record<string, string | null>> | null | undefined): Utm {
@@ -123,7 +157,7 @@ const PROFILE_COLUMNS = [
   'updated_at',
   'free',
 ] as const;
-export type ProfileRow = { id: number; free: boolean } & Record<
+type ProfileRow = { id: number; free: boolean } & Record<
   Exclude<(typeof PROFILE_COLUMNS)[number], 'free'>,
   string | null
 >;
@@ -238,13 +272,14 @@ export const usersRepo = {
   },
 
   /** Inserts and returns the stored user: on PostgreSQL one round trip (RETURNING *). */
-  async create(tx: Tx, accountId: number, row: Record<string, unknown>): Promise<User> {
+  async create(tx: Tx, user: NewUser, now: string): Promise<User> {
+    const row = newUserRow(user, now);
     if (isPostgres(tx)) {
       const [r] = await tx('users').insert(row).returning('*');
       return map(r);
     }
     const id = await insertId(tx, 'users', row);
-    return (await usersRepo.get(tx, accountId, id))!;
+    return (await usersRepo.get(tx, user.accountId, id))!;
   },
 
   // ---- PostgreSQL, set-based (a chunk of users.upsert): one statement for many students ----
@@ -268,21 +303,30 @@ export const usersRepo = {
   },
 
   /** Inserts the rows (one shape); a row whose email exists already is skipped, not returned. */
-  async insertMany(tx: Tx, rows: Record<string, unknown>[]): Promise<User[]> {
-    if (rows.length === 0) return [];
+  async insertMany(tx: Tx, users: NewUser[], now: string): Promise<User[]> {
+    if (users.length === 0) return [];
     const inserted = await insertUnnest(
       tx,
       'users',
       NEW_ROW_TYPES,
-      rows,
+      users.map((u) => newUserRow(u, now)),
       'ON CONFLICT (account_id, email_lower) DO NOTHING RETURNING *',
     );
     return inserted.map(map);
   },
 
   /** Writes each student's profile columns whole (utm null keeps the stored one); returns them. */
-  async updateProfiles(tx: Tx, rows: ProfileRow[]): Promise<User[]> {
-    if (rows.length === 0) return [];
+  async updateProfiles(tx: Tx, profiles: ProfileUpdate[], now: string): Promise<User[]> {
+    if (profiles.length === 0) return [];
+    const rows = profiles.map(
+      (p) =>
+        ({
+          ...fields(p),
+          id: p.id,
+          revision: newRevision(),
+          updated_at: now,
+        }) as ProfileRow,
+    );
     const text = PROFILE_COLUMNS.filter((c) => c !== 'free');
     const r = await tx.raw(
       `UPDATE users AS u SET ${PROFILE_COLUMNS.map((c) => (c === 'utm' ? 'utm = COALESCE(v.utm, u.utm)' : `${c} = v.${c}`)).join(', ')}
@@ -299,16 +343,27 @@ export const usersRepo = {
     return r.rows.map(map);
   },
 
-  /** With `revision`, only that revision is overwritten (If-Match made atomic); returns rows hit. */
+  /**
+   * Writes the profile fields given (a new revision); with `revision`, only that revision is
+   * overwritten (If-Match made atomic). Returns the rows hit.
+   */
   async update(
     tx: Tx,
     id: number,
-    changes: Record<string, unknown>,
+    changes: Partial<UserFields>,
+    now: string,
     revision?: string,
   ): Promise<number> {
     const q = tx('users').where('id', id);
     if (revision !== undefined) q.where('revision', revision);
-    return q.update(changes);
+    return q.update(changedRow(fields(changes), now));
+  },
+
+  /** A sign-in: a new revision, but updated_at dates the profile's edits and stays. */
+  async signedIn(tx: Tx, id: number, at: { startedAt: string; lastAccessAt: string }) {
+    return tx('users')
+      .where('id', id)
+      .update({ ...toRow(at), revision: newRevision() });
   },
 
   async remove(tx: Tx, id: number, revision?: string): Promise<number> {

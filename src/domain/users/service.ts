@@ -8,10 +8,18 @@ import type { PageResult } from '../../db/page.ts';
 import { AppError, type ErrorDetail } from '../../errors.ts';
 import { detailMessage } from '../../i18n/messages.ts';
 import type { CursorCodec } from '../../db/cursor.ts';
-import { fromId, newRevision, timeOrderedToken } from '../shared/ids.ts';
-import { assertRevision } from '../shared/revision.ts';
+import { fromId, timeOrderedToken } from '../shared/ids.ts';
+import { guardedWrite } from '../shared/revision.ts';
 import { normalizeCpf } from './cpf.ts';
-import { fullUtm, usersRepo as repo, type ProfileRow, type User, type Utm } from './repo.ts';
+import {
+  fullUtm,
+  usersRepo as repo,
+  type NewUser,
+  type ProfileUpdate,
+  type User,
+  type UserFields,
+  type Utm,
+} from './repo.ts';
 import { noEvents, recordAll, type EventRecorder, type NewEvent } from '../events/types.ts';
 import { changedFields, userSnapshot } from './events.ts';
 
@@ -47,8 +55,6 @@ export type UserRef =
   /** Digits that are the id or the document (never both: a CPF has 11 digits, an id at most 10). */
   | { idOrDocument: string };
 
-const OPTIONAL_TEXT = ['phone', 'job_title', 'company_name', 'company_size'] as const;
-
 /** Trimmed; a blank optional value means "no value" (forms send "" for empty inputs). */
 const text = (v: string | null): string | null => {
   const t = v?.trim();
@@ -74,10 +80,6 @@ function documentValue(raw: string | null): string | null {
   return digits;
 }
 
-/** The row changed (If-Match sent) or vanished (no If-Match) between our read and our write. */
-const lost = (ifMatch: string | undefined) =>
-  new AppError(ifMatch === undefined ? 'not_found' : 'revision_mismatch');
-
 /** ISO instants compare as strings only once normalized to UTC with milliseconds. */
 function instant(parameter: string, v: string | undefined): string | undefined {
   if (v === undefined) return undefined;
@@ -91,62 +93,55 @@ function instant(parameter: string, v: string | undefined): string | undefined {
   return new Date(ms).toISOString();
 }
 
-/** A new student's row (create, and the set-based upsert). */
-function newRow(
+/** A new student (create, and the set-based upsert). */
+function newUser(
   accountId: number,
   input: UserInput & { name: string; email: string },
   document: string | null,
   now: string,
-): Record<string, unknown> {
-  const row: Record<string, unknown> = {
-    account_id: accountId,
+): NewUser {
+  return {
+    accountId,
     name: input.name.trim(),
     email: input.email,
-    email_lower: input.email.toLowerCase(),
     document,
     free: Boolean(input.free),
-    points: 0,
     // The v1 "login_crstk": a bearer token for password-less sign-in, so it is random (208
     // bits) after a time prefix that keeps its index's inserts at one edge.
-    auto_login_token: timeOrderedToken(Date.parse(now)),
-    utm: JSON.stringify(fullUtm(input.utm)),
-    started_at: null,
-    last_access_at: null,
-    revision: newRevision(),
-    created_at: now,
-    updated_at: now,
+    autoLoginToken: timeOrderedToken(Date.parse(now)),
+    utm: fullUtm(input.utm),
+    phone: text(input.phone ?? null),
+    jobTitle: text(input.job_title ?? null),
+    companyName: text(input.company_name ?? null),
+    companySize: text(input.company_size ?? null),
   };
-  for (const k of OPTIONAL_TEXT) row[k] = text(input[k] ?? null);
-  return row;
 }
 
-/** What update() writes without If-Match, as a whole profile row (the set-based upsert). */
-function updatedProfile(u: User, input: UserInput & { email: string }, now: string): ProfileRow {
-  const keep = <T>(given: T | undefined, current: T) => (given === undefined ? current : given);
+/** The optional texts `input` gives (null clears one). */
+function optionalTexts(input: UserInput): Partial<UserFields> {
+  const out: Partial<UserFields> = {};
+  if (input.phone !== undefined) out.phone = text(input.phone);
+  if (input.job_title !== undefined) out.jobTitle = text(input.job_title);
+  if (input.company_name !== undefined) out.companyName = text(input.company_name);
+  if (input.company_size !== undefined) out.companySize = text(input.company_size);
+  return out;
+}
+
+/** What update() writes without If-Match, as a whole profile (the set-based upsert). */
+function updatedProfile(u: User, input: UserInput & { email: string }): ProfileUpdate {
   return {
     id: u.id,
     name: input.name === undefined ? u.name : input.name.trim(),
     email: input.email,
-    email_lower: input.email.toLowerCase(),
-    phone: keep(input.phone === undefined ? undefined : text(input.phone), u.phone),
-    document: keep(
-      input.document === undefined ? undefined : documentValue(input.document),
-      u.document,
-    ),
-    job_title: keep(input.job_title === undefined ? undefined : text(input.job_title), u.jobTitle),
-    company_name: keep(
-      input.company_name === undefined ? undefined : text(input.company_name),
-      u.companyName,
-    ),
-    company_size: keep(
-      input.company_size === undefined ? undefined : text(input.company_size),
-      u.companySize,
-    ),
-    free: keep(input.free, u.free),
-    // Null keeps the stored text as it is, as update() does when no utm is given.
-    utm: input.utm === undefined ? null : JSON.stringify(fullUtm({ ...u.utm, ...input.utm })),
-    revision: newRevision(),
-    updated_at: now,
+    phone: u.phone,
+    document: input.document === undefined ? u.document : documentValue(input.document),
+    jobTitle: u.jobTitle,
+    companyName: u.companyName,
+    companySize: u.companySize,
+    free: input.free ?? u.free,
+    ...optionalTexts(input),
+    // Null keeps the stored utm as it is, as update() does when no utm is given.
+    utm: input.utm === undefined ? null : fullUtm({ ...u.utm, ...input.utm }),
   };
 }
 
@@ -188,10 +183,9 @@ export class UsersService {
     const emailLower = input.email.toLowerCase();
     return inTransaction(this.db, opts.tx, async (tx) => {
       if (await repo.findByEmail(tx, accountId, emailLower)) throw duplicateEmail();
-      const row = newRow(accountId, input, document, now);
       let created: User;
       try {
-        created = await repo.create(tx, accountId, row);
+        created = await repo.create(tx, newUser(accountId, input, document, now), now);
       } catch (err) {
         // A concurrent create won the race; nothing else may run in an aborted PG transaction.
         if (isUniqueViolation(err)) throw duplicateEmail();
@@ -244,22 +238,22 @@ export class UsersService {
     const found = new Map(
       (await repo.lockManyByEmail(tx, accountId, lowers)).map((u) => [u.email.toLowerCase(), u]),
     );
-    const creates: Record<string, unknown>[] = [];
-    const updates: ProfileRow[] = [];
+    const creates: NewUser[] = [];
+    const updates: ProfileUpdate[] = [];
     try {
       for (const input of inputs) {
         const u = found.get(input.email.toLowerCase());
-        if (u) updates.push(updatedProfile(u, input, now));
-        else creates.push(newRow(accountId, input, documentValue(input.document ?? null), now));
+        if (u) updates.push(updatedProfile(u, input));
+        else creates.push(newUser(accountId, input, documentValue(input.document ?? null), now));
       }
     } catch (err) {
       if (err instanceof AppError) return null; // that item fails alone, item by item
       throw err;
     }
-    const inserted = await repo.insertMany(tx, creates);
+    const inserted = await repo.insertMany(tx, creates, now);
     if (inserted.length !== creates.length) return null; // created meanwhile: rolled back
     const written = new Map(
-      [...inserted, ...(await repo.updateProfiles(tx, updates))].map((u) => [
+      [...inserted, ...(await repo.updateProfiles(tx, updates, now))].map((u) => [
         u.email.toLowerCase(),
         u,
       ]),
@@ -295,35 +289,30 @@ export class UsersService {
     ifMatch: string | undefined,
     opts: { tx?: Tx } = {},
   ): Promise<User> {
-    const changes: Record<string, unknown> = {};
+    const changes: Partial<UserFields> = optionalTexts(input);
     if (input.document !== undefined) changes.document = documentValue(input.document);
     if (input.name !== undefined) changes.name = input.name.trim();
     if (input.free !== undefined) changes.free = input.free;
-    for (const k of OPTIONAL_TEXT) if (input[k] !== undefined) changes[k] = text(input[k]);
+    if (input.email !== undefined) changes.email = input.email;
     return inTransaction(this.db, opts.tx, async (tx) => {
-      const u = await this.get(accountId, id, tx);
-      assertRevision(ifMatch, u.revision);
-      if (input.email !== undefined) {
-        const emailLower = input.email.toLowerCase();
-        const other = await repo.findByEmail(tx, accountId, emailLower);
-        if (other && other.id !== u.id) throw duplicateEmail();
-        changes.email = input.email;
-        changes.email_lower = emailLower;
-      }
-      if (input.utm !== undefined)
-        changes.utm = JSON.stringify(fullUtm({ ...u.utm, ...input.utm }));
-      changes.revision = newRevision();
-      changes.updated_at = this.clock.now().toISOString();
-      let hit: number;
-      try {
-        // With If-Match the write is guarded by the revision read, so a concurrent write between
-        // our read and this update still answers 412; without it the latest revision wins.
-        hit = await repo.update(tx, u.id, changes, ifMatch === undefined ? undefined : u.revision);
-      } catch (err) {
-        if (isUniqueViolation(err)) throw duplicateEmail();
-        throw err;
-      }
-      if (hit === 0) throw lost(ifMatch);
+      const u = await guardedWrite({
+        load: () => this.get(accountId, id, tx),
+        ifMatch,
+        check: async (u) => {
+          if (input.email === undefined) return;
+          const other = await repo.findByEmail(tx, accountId, input.email.toLowerCase());
+          if (other && other.id !== u.id) throw duplicateEmail();
+        },
+        write: async (u, guard) => {
+          if (input.utm !== undefined) changes.utm = fullUtm({ ...u.utm, ...input.utm });
+          try {
+            return await repo.update(tx, u.id, changes, this.clock.now().toISOString(), guard);
+          } catch (err) {
+            if (isUniqueViolation(err)) throw duplicateEmail();
+            throw err;
+          }
+        },
+      });
       const updated = (await repo.get(tx, accountId, u.id))!;
       const [before, after] = [userSnapshot(u), userSnapshot(updated)];
       const changed = changedFields(before, after);
@@ -346,11 +335,12 @@ export class UsersService {
     opts: { tx?: Tx } = {},
   ): Promise<void> {
     await inTransaction(this.db, opts.tx, async (tx) => {
-      const u = await this.get(accountId, id, tx);
-      assertRevision(ifMatch, u.revision);
-      // Tags go first and roll back with the rest if the user changed meanwhile.
-      const guard = ifMatch === undefined ? undefined : u.revision;
-      if ((await repo.remove(tx, u.id, guard)) === 0) throw lost(ifMatch);
+      const u = await guardedWrite({
+        load: () => this.get(accountId, id, tx),
+        ifMatch,
+        // Tags go first and roll back with the rest if the user changed meanwhile.
+        write: (u, guard) => repo.remove(tx, u.id, guard),
+      });
       await this.events.record(tx, {
         accountId,
         type: 'user.deleted',
@@ -396,11 +386,7 @@ export class UsersService {
       const u = await repo.findByAutoLoginToken(tx, token);
       if (!u) return null;
       const now = this.clock.now().toISOString();
-      await repo.update(tx, u.id, {
-        started_at: u.startedAt ?? now,
-        last_access_at: now,
-        revision: newRevision(),
-      });
+      await repo.signedIn(tx, u.id, { startedAt: u.startedAt ?? now, lastAccessAt: now });
       return (await repo.get(tx, u.accountId, u.id))!;
     });
   }
