@@ -216,15 +216,21 @@ function runBlock(ctx: { work: string; env: NodeJS.ProcessEnv }, b: Block) {
 t('each block runs and exits 0, or is marked not-run with a reason', async (ctx) => {
   const blocks = DOCS.flatMap((f) => commandBlocks(f, fs.readFileSync(path.join(ROOT, f), 'utf8')));
   const failed: string[] = [];
+  const took: [string, number][] = [];
   let ran = 0;
   for (const b of blocks) {
     if (b.notRun !== undefined) continue;
+    const started = performance.now();
     const r = await runBlock(ctx, b);
+    took.push([`${b.file}:${b.line}`, (performance.now() - started) / 1000]);
     ran++;
     if (r.code !== 0) failed.push(`${b.file}:${b.line}: exit ${r.code}\n${r.out.slice(-3000)}`);
   }
   const notRun = blocks.filter((b) => b.notRun !== undefined);
-  console.log(`  (${ran} command blocks run, ${notRun.length} marked not-run)`);
+  console.log(`  (${ran} command blocks run, ${notRun.length} marked not-run; slowest:`);
+  for (const [where, s] of took.sort((a, b) => b[1] - a[1]).slice(0, 5))
+    console.log(`    ${s.toFixed(1).padStart(5)} s  ${where}`);
+  console.log('  )');
   assert.equal(failed, []);
   assert.ok(ran >= 23, `only ${ran} blocks ran`);
   assert.ok(ctx.received >= 1, 'the webhook example reached its receiver');
