@@ -54,7 +54,7 @@ for (const file of mod.tests)
 const escape = (s) => s.replace(/[.*+?^${}()|[\]\\]/g, '\\$&');
 // MUTATION_TESTS: another pattern of suites, for a quicker partial look (its scores are not comparable).
 const tests = process.env.MUTATION_TESTS ?? `^(${mod.tests.map(escape).join('|')})$`;
-const uvu = `node --import tsx mutation/uvu.ts '${tests}'`;
+const uvu = `node mutation/uvu.ts '${tests}'`;
 const passes = [`env -u TEST_DATABASE_URL ${uvu}`];
 if (mod.postgres && pgUrl && process.env.MUTATION_ENGINES !== 'sqlite')
   passes.push(`TEST_DATABASE_URL='${pgUrl}' ${uvu}`);

@@ -8,7 +8,7 @@ import { spawnSync } from 'node:child_process';
 import fs from 'node:fs';
 import path from 'node:path';
 
-// The config is plain JavaScript (Stryker loads it without tsx); only its module names are read here.
+// The config is plain JavaScript (Stryker loads it as it is); only its module names are read here.
 const config = new URL('../mutation/stryker.config.mjs', import.meta.url).href;
 const { modules } = (await import(config)) as { modules: Record<string, unknown> };
 

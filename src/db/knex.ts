@@ -71,16 +71,20 @@ export function createDb(url: string, options: DbOptions = {}): Db {
       max: 1,
       afterCreate: (conn: any, done: (err: Error | null, conn: unknown) => void) => {
         try {
-          // Takes effect only in a file without tables yet; older files are converted once at
-          // migration (src/db/vacuum.ts).
-          conn.pragma('auto_vacuum = INCREMENTAL');
+          // First: what follows may wait for another process's write (the server, when the
+          // admin CLI opens its file), and without it SQLite fails at once ('database is locked').
+          conn.pragma('busy_timeout = 5000');
+          // Takes effect only in a file without tables yet (older files are converted once at
+          // migration, src/db/vacuum.ts), and setting it writes: so only there.
+          const empty = (schema: string) =>
+            conn.prepare(`SELECT count(*) AS n FROM ${schema}.sqlite_master`).get().n === 0;
+          if (empty('main')) conn.pragma('auto_vacuum = INCREMENTAL');
           conn.pragma('journal_mode = WAL');
           conn.pragma('synchronous = NORMAL');
           conn.pragma('foreign_keys = ON');
-          conn.pragma('busy_timeout = 5000');
           // The audit trail's own file (migration 005 says why).
           conn.prepare('ATTACH DATABASE ? AS audit').run(auditFilename(filename));
-          conn.pragma('audit.auto_vacuum = INCREMENTAL');
+          if (empty('audit')) conn.pragma('audit.auto_vacuum = INCREMENTAL');
           conn.pragma('audit.journal_mode = WAL');
           conn.pragma('audit.synchronous = NORMAL');
           if (filename !== ':memory:') {

@@ -6,12 +6,18 @@
 // marker anywhere else is an error. README's Start has its own test (readme.test.ts).
 //
 // What the docs take for granted is provided: $SECRET (and $KEY), $LEGACY_KEY, $API, a sandbox
-// account's $SANDBOX_SECRET (and $TEST_KEY), a students.csv, and `uuidgen` (not on every machine).
-// The blocks run in a scratch folder that links to the repository, so files they write (users.csv,
-// school.yaml) land there. `curl` fails on a 5xx answer or no answer at all; a 4xx (an id another
-// database would have) is the example's business.
+// account's $SANDBOX_SECRET (and $TEST_KEY), `uuidgen` (not on every machine), the server started
+// with METRICS_PORT, and $HOOK_URL: a webhook receiver on 127.0.0.1 (answers 204) that the server
+// may reach (WEBHOOK_ALLOW_PRIVATE_TARGETS). Everything else a block needs (products, deliveries, files, the ids
+// it uses) an earlier line of its doc creates, and a file shown as a ```yaml block whose first line
+// is `# name.yaml` is saved under that name, as a reader would. The blocks run in a scratch folder
+// that links to the repository, so files they write (students.csv, users.csv) land there. `curl`
+// fails on a 5xx answer or no answer at all; a 4xx is the example's business (a cancel shown on a
+// finished operation).
 import { execFile, spawn } from 'node:child_process';
 import fs from 'node:fs';
+import http from 'node:http';
+import net from 'node:net';
 import os from 'node:os';
 import path from 'node:path';
 import { suite } from 'uvu';
@@ -67,6 +73,14 @@ export function commandBlocks(file: string, text: string): Block[] {
   return blocks;
 }
 
+/** The ```yaml blocks whose first line is `# name.yaml`: files the doc asks the reader to save. */
+export function namedFiles(text: string): { name: string; text: string }[] {
+  return [...text.matchAll(/^```yaml\n# ([\w.-]+\.ya?ml)\n([\s\S]*?)^```$/gm)].map((m) => ({
+    name: m[1]!,
+    text: `# ${m[1]}\n${m[2]}`,
+  }));
+}
+
 const CURL = String.raw`
 curl() {
   local err rc
@@ -79,9 +93,14 @@ curl() {
   return $rc
 }`;
 
-const t = suite<{ dir: string; work: string; server: Proc; env: NodeJS.ProcessEnv }>(
-  'docs: every command block',
-);
+const t = suite<{
+  dir: string;
+  work: string;
+  server: Proc;
+  env: NodeJS.ProcessEnv;
+  hooks: http.Server;
+  received: number;
+}>('docs: every command block');
 
 function admin(env: NodeJS.ProcessEnv, args: string[]): Promise<any> {
   return new Promise((resolve, reject) =>
@@ -104,22 +123,37 @@ t.before(async (ctx) => {
     if (['.git', 'data'].includes(name)) continue;
     fs.symlinkSync(path.join(ROOT, name), path.join(ctx.work, name));
   }
-  fs.writeFileSync(
-    path.join(ctx.work, 'students.csv'),
-    'E-mail,Produto,Situacao\nana@example.com,py-1,active\nbia@example.com,py-1,active\n',
-  );
+  for (const f of DOCS)
+    for (const file of namedFiles(fs.readFileSync(path.join(ROOT, f), 'utf8')))
+      fs.writeFileSync(path.join(ctx.work, file.name), file.text);
   const bin = path.join(ctx.dir, 'bin');
   fs.mkdirSync(bin);
   fs.writeFileSync(path.join(bin, 'uuidgen'), '#!/bin/sh\ncat /proc/sys/kernel/random/uuid\n', {
     mode: 0o755,
   });
+  ctx.received = 0;
+  ctx.hooks = http.createServer((req, res) => {
+    req.resume();
+    req.on('end', () => {
+      ctx.received++;
+      res.writeHead(204).end();
+    });
+  });
+  await new Promise<void>((r) => ctx.hooks.listen(0, '127.0.0.1', r));
+  const hookUrl = `http://127.0.0.1:${(ctx.hooks.address() as net.AddressInfo).port}/school`;
   const base = {
     DATABASE_URL: `sqlite:${path.join(ctx.dir, 'school.db')}`,
     FILES_DIR: path.join(ctx.dir, 'files'),
     LOG_LEVEL: 'warn',
     LOG_FORMAT: 'json',
   };
-  ctx.server = startProcess('src/main.ts', { ...base, PORT: '0', LOG_LEVEL: 'info' });
+  ctx.server = startProcess('src/main.ts', {
+    ...base,
+    PORT: '0',
+    METRICS_PORT: '0',
+    WEBHOOK_ALLOW_PRIVATE_TARGETS: 'true',
+    LOG_LEVEL: 'info',
+  });
   const demo = await ctx.server.waitFor((j) => j.demo_bootstrap === true);
   const listening = await ctx.server.waitFor((j) => j.msg === 'School Platform API listening');
   const origin = `http://127.0.0.1:${listening.port}`;
@@ -137,6 +171,8 @@ t.before(async (ctx) => {
     ...env,
     PATH: `${bin}:${process.env.PATH}`,
     PORT: String(listening.port),
+    METRICS_PORT: String(listening.metrics_port),
+    HOOK_URL: hookUrl,
     SECRET: demo.v3_credential_secret,
     KEY: demo.v3_credential_secret,
     LEGACY_KEY: demo.legacy_api_key,
@@ -152,6 +188,8 @@ t.before(async (ctx) => {
 
 t.after(async (ctx) => {
   if (ctx.server) await ctx.server.stop();
+  ctx.hooks?.closeAllConnections();
+  ctx.hooks?.close();
   fs.rmSync(ctx.dir, { recursive: true, force: true });
 });
 
@@ -159,7 +197,8 @@ function runBlock(ctx: { work: string; env: NodeJS.ProcessEnv }, b: Block) {
   const port = ctx.env.PORT!;
   const code = b.code
     .replaceAll('localhost:3000', `127.0.0.1:${port}`)
-    .replaceAll('127.0.0.1:3000', `127.0.0.1:${port}`);
+    .replaceAll('127.0.0.1:3000', `127.0.0.1:${port}`)
+    .replaceAll('localhost:9464', `127.0.0.1:${ctx.env.METRICS_PORT}`);
   const script = ['set -eo pipefail', CURL, code].join('\n');
   return new Promise<{ code: number | null; out: string }>((resolve) => {
     const child = spawn('bash', ['-c', script], { cwd: ctx.work, env: ctx.env, detached: true });
@@ -177,17 +216,24 @@ function runBlock(ctx: { work: string; env: NodeJS.ProcessEnv }, b: Block) {
 t('each block runs and exits 0, or is marked not-run with a reason', async (ctx) => {
   const blocks = DOCS.flatMap((f) => commandBlocks(f, fs.readFileSync(path.join(ROOT, f), 'utf8')));
   const failed: string[] = [];
+  const took: [string, number][] = [];
   let ran = 0;
   for (const b of blocks) {
     if (b.notRun !== undefined) continue;
+    const started = performance.now();
     const r = await runBlock(ctx, b);
+    took.push([`${b.file}:${b.line}`, (performance.now() - started) / 1000]);
     ran++;
     if (r.code !== 0) failed.push(`${b.file}:${b.line}: exit ${r.code}\n${r.out.slice(-3000)}`);
   }
   const notRun = blocks.filter((b) => b.notRun !== undefined);
-  console.log(`  (${ran} command blocks run, ${notRun.length} marked not-run)`);
+  console.log(`  (${ran} command blocks run, ${notRun.length} marked not-run; slowest:`);
+  for (const [where, s] of took.sort((a, b) => b[1] - a[1]).slice(0, 5))
+    console.log(`    ${s.toFixed(1).padStart(5)} s  ${where}`);
+  console.log('  )');
   assert.equal(failed, []);
-  assert.ok(ran >= 10, `only ${ran} blocks ran`);
+  assert.ok(ran >= 23, `only ${ran} blocks ran`);
+  assert.ok(ctx.received >= 1, 'the webhook example reached its receiver');
   for (const b of notRun) assert.ok(b.notRun!.length > 5, `${b.file}:${b.line}: say why`);
 });
 
@@ -201,6 +247,9 @@ t('markers: only right before a fence', () => {
     '<!-- not-run: a browser -->\n```sh\nls\n```\n```json\n{}\n```',
   );
   assert.equal(b, { file: 'x.md', line: 2, lang: 'sh', code: 'ls', notRun: 'a browser' });
+  assert.equal(namedFiles('```yaml\n# school.yaml\nversion: 1\n```\n```yaml\nversion: 2\n```\n'), [
+    { name: 'school.yaml', text: '# school.yaml\nversion: 1\n' },
+  ]);
 });
 
 t.run();

@@ -41,7 +41,7 @@ t('the manifest plans, applies and pulls back unchanged, as the guide shows', as
   fs.writeFileSync(path.join(dir, 'school.yaml'), manifest!);
   const script = [
     'set -euo pipefail',
-    setup!.replace(/^npm ci\s*$/m, ''),
+    setup!.replace(/^npm ci\b.*$/m, ''),
     `export SCHOOL_BASE_URL=http://127.0.0.1:${port}`,
     commands!.replace(/\b(school\.yaml|plan\.txt|pulled\.yaml)\b/g, (f) => path.join(dir, f)),
   ]

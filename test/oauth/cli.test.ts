@@ -1,6 +1,7 @@
 // The CLI as a child process: `login` with a test-driven "browser" (SCHOOL_OPEN_BROWSER=0, the
 // test signs in and approves with fetch + cookies), then `whoami` (with automatic refresh) and
 // `logout` (revocation).
+import { createHook } from 'node:async_hooks';
 import { spawn } from 'node:child_process';
 import { PassThrough } from 'node:stream';
 import fs from 'node:fs';
@@ -164,6 +165,14 @@ t('login over SSH: the callback address pasted into the terminal', async (ctx) =
       await new Promise((r) => setTimeout(r, 50));
     return out.find((l) => pattern.test(l))!;
   };
+  // The timers the login starts: none may outlive it (its 5-minute wait for the browser's
+  // callback kept a pasted login's process, and this suite's, alive for 5 minutes).
+  const timers: NodeJS.Timeout[] = [];
+  const hook = createHook({
+    init: (_id, type, _trigger, resource) => {
+      if (type === 'Timeout') timers.push(resource as NodeJS.Timeout);
+    },
+  }).enable();
   const run = main(['login', '--paste', '--base-url', b.url], {
     out: (l) => out.push(l),
     err: (l) => out.push(l),
@@ -194,6 +203,14 @@ t('login over SSH: the callback address pasted into the terminal', async (ctx) =
   );
   assert.type(stored(ctx).access_token, 'string');
   assert.ok(stdin.destroyed, 'stdin is let go, so the process can exit');
+  hook.disable();
+  const waiting = timers.filter(
+    (tm) =>
+      (tm as unknown as { _idleTimeout: number })._idleTimeout >= 60_000 &&
+      tm.hasRef() &&
+      !(tm as unknown as { _destroyed: boolean })._destroyed,
+  );
+  assert.is(waiting.length, 0, 'a long timer of the login is still running');
 });
 
 t.run();

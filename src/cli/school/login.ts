@@ -59,7 +59,7 @@ export async function login({
 
     const stop = new AbortController();
     const callback = await Promise.race([
-      waitForCallback(listener, state),
+      waitForCallback(listener, state, stop.signal),
       ...(input ? [pastedCallback(input, state, print, stop.signal)] : []),
     ]).finally(() => stop.abort());
     const tokens = await server.exchangeCode(callback, state, redirectUri, verifier);
@@ -80,13 +80,18 @@ const PAGE = (title: string, text: string) =>
   `<body style="font-family:system-ui,sans-serif;max-width:32rem;margin:4rem auto">` +
   `<h1>${title}</h1><p>${text}</p></body></html>`;
 
-/** The first /callback request carrying our state; anything else is answered and ignored. */
-function waitForCallback(listener: http.Server, state: string): Promise<URL> {
+/**
+ * The first /callback request carrying our state; anything else is answered and ignored. Its
+ * 5-minute timer ends with the login (signal): a login by pasted address, or one that failed,
+ * otherwise kept the process alive for the rest of those 5 minutes.
+ */
+function waitForCallback(listener: http.Server, state: string, signal: AbortSignal): Promise<URL> {
   return new Promise((resolve, reject) => {
     const timer = setTimeout(
       () => reject(new CliError('no answer from the browser within 5 minutes')),
       WAIT_MS,
     );
+    signal.addEventListener('abort', () => clearTimeout(timer));
     listener.on('request', (req, res) => {
       const url = new URL(req.url ?? '/', 'http://127.0.0.1');
       if (req.method !== 'GET' || url.pathname !== '/callback') {
