@@ -106,8 +106,8 @@ export async function applyAblations(app: App, pieces: string[], limit: number):
       };
     } else if (piece === 'prepared') {
       const find = credentialsRepo.findBySecretHash;
-      credentialsRepo.findBySecretHash = async (tx, hash) => {
-        if (tx !== app.db) return find(tx, hash);
+      credentialsRepo.findBySecretHash = async ({ tx }, hash) => {
+        if (tx !== app.db) return find({ tx }, hash);
         const r = await withStatement(AUTH_SQL, (s) => s.get(hash));
         if (!r) return null;
         return {
@@ -119,23 +119,23 @@ export async function applyAblations(app: App, pieces: string[], limit: number):
           },
         };
       };
-      usersRepo.get = async (tx, accountId, id) => {
+      usersRepo.get = async ({ tx }, accountId, id) => {
         const r = await withStatement(USER_SQL, (s) => s.get(accountId, id), tx);
         return r ? usersRepo.map(r) : null;
       };
-      usersRepo.findByEmail = async (tx, accountId, emailLower) => {
+      usersRepo.findByEmail = async ({ tx }, accountId, emailLower) => {
         const sql = 'select * from users where account_id = ? and email_lower = ? limit 1';
         const r = await withStatement(sql, (s) => s.get(accountId, emailLower), tx);
         return r ? usersRepo.map(r) : null;
       };
-      usersRepo.create = async (tx, user, now) => {
+      usersRepo.create = async ({ tx }, user, now) => {
         const row = newUserRow(user, now);
         const cols = Object.keys(row).sort();
         const sql = `insert into users (${cols.join(', ')}) values (${cols.map(() => '?').join(', ')})`;
         const res = await withStatement(sql, (s) => s.run(...cols.map((c) => binding(row[c]))), tx);
-        return (await usersRepo.get(tx, user.accountId, Number(res.lastInsertRowid)))!;
+        return (await usersRepo.get({ tx }, user.accountId, Number(res.lastInsertRowid)))!;
       };
-      idempotencyRepo.tryLock = async (tx, row) => {
+      idempotencyRepo.tryLock = async ({ tx }, row) => {
         const sql =
           'insert into idempotency_keys (credential_id, key, request_hash, state, owner, ' +
           "locked_at, created_at) values (?, ?, ?, 'in_progress', ?, ?, ?)";
@@ -151,7 +151,7 @@ export async function applyAblations(app: App, pieces: string[], limit: number):
           throw err;
         }
       };
-      idempotencyRepo.complete = async (tx, credentialId, key, owner, res) => {
+      idempotencyRepo.complete = async ({ tx }, credentialId, key, owner, res) => {
         const sql =
           "update idempotency_keys set state = 'completed', response_status = ?, " +
           'response_headers = ?, response_body = ?, replayable = ? where credential_id = ? and key = ? ' +
@@ -172,7 +172,7 @@ export async function applyAblations(app: App, pieces: string[], limit: number):
         );
         return info.changes;
       };
-      auditRepo.insertMany = async (tx, entries) => {
+      auditRepo.insertMany = async ({ tx }, entries) => {
         await withStatement(AUDIT_SQL, (s) => entries.forEach((e) => s.run(auditRow(e))), tx);
       };
     } else if (piece === 'groupaudit') {

@@ -38,7 +38,7 @@ const s = bench.services;
 try {
   const { id: accountId } = await s.accounts.createAccount({ name: 'Bench school' });
   const root = await s.accounts.createRootCredential({ accountId, permissions: ['*'] });
-  const credential = await credentialsRepo.get(s.db, accountId, root.id);
+  const credential = await credentialsRepo.get({ tx: s.db }, accountId, root.id);
   const auth = { account: { id: accountId }, credential, human: null } as unknown as AuthContext;
   const product = await s.catalog.create(accountId, { name: 'Bench course' });
   await s.deliveries.create(accountId, {
@@ -50,16 +50,19 @@ try {
   const key = newStorageKey(accountId);
   await s.files.storage.put(key, csv(ROWS));
   const fileId = await transaction(s.db, (tx) =>
-    filesRepo.insert(tx, {
-      accountId,
-      purpose: 'import',
-      filename: 'bench.csv',
-      contentType: 'text/csv',
-      size: 0,
-      sha256: '0'.repeat(64),
-      createdAt: new Date().toISOString(),
-      storageKey: key,
-    }),
+    filesRepo.insert(
+      { tx },
+      {
+        accountId,
+        purpose: 'import',
+        filename: 'bench.csv',
+        contentType: 'text/csv',
+        size: 0,
+        sha256: '0'.repeat(64),
+        createdAt: new Date().toISOString(),
+        storageKey: key,
+      },
+    ),
   );
   await startWorkers(s);
 

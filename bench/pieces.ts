@@ -111,7 +111,7 @@ post += await cost('idempotency.reserve (SQLite: in-memory lock + lookup)', asyn
 post += await cost('transaction: users.create + idempotency.complete (one per commit)', (i) =>
   transaction(db, async (tx) => {
     const u = await users.create(accountId, { name: 'U', email: `p${i}@example.com` }, { tx });
-    await services.idempotency.complete(tx, credentialId, `k-${i}`, tokens[i]!, {
+    await services.idempotency.complete({ tx }, credentialId, `k-${i}`, tokens[i]!, {
       status: 201,
       headers: {},
       body: JSON.stringify(u),

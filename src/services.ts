@@ -79,8 +79,8 @@ export async function createServices({ config, db, clock, logger, ...deps }: Ser
   );
   const webhookFanOut = new WebhookFanOut(clock, jobs, eventCatalog);
   events.onRecord(
-    (tx, event) => webhookFanOut.fanOut(tx, event),
-    (tx, list) => webhookFanOut.fanOutMany(tx, list),
+    (tx, event) => webhookFanOut.fanOut({ tx }, event),
+    (tx, list) => webhookFanOut.fanOutMany({ tx }, list),
   );
   const users = new UsersService(db, clock, cursors, events);
   const tags = new TagsService(db, clock, cursors, events);
@@ -98,10 +98,10 @@ export async function createServices({ config, db, clock, logger, ...deps }: Ser
   });
   const automations = new AutomationsService(db, clock, events, sales.outbox);
   const reset = resetSandbox(async (tx, accountId) => {
-    await sales.resetAccount(tx, accountId);
-    await catalog.resetAccount(tx, accountId);
+    await sales.resetAccount({ tx }, accountId);
+    await catalog.resetAccount({ tx }, accountId);
     // Files, uploads, imports and exports are the account's data too; the bytes go in a job.
-    const removed = await files.resetAccount(tx, accountId);
+    const removed = await files.resetAccount({ tx }, accountId);
     if (removed.files > 0)
       await jobs.enqueue(tx, 'files.purge', { account_id: accountId, deleted_at: removed.at });
     return { files: removed.files, uploads: removed.uploads };
@@ -134,8 +134,8 @@ export async function createServices({ config, db, clock, logger, ...deps }: Ser
       exports,
       plans: { tags, catalog, webhooks, deliveries: sales.deliveries, automations },
       publishProduct: (tx, accountId, productId) =>
-        catalog.publishProduct(tx, accountId, productId),
-      replayDelivery: (tx, accountId, id) => webhookFanOut.requestReplay(tx, accountId, id),
+        catalog.publishProduct({ tx }, accountId, productId),
+      replayDelivery: (tx, accountId, id) => webhookFanOut.requestReplay({ tx }, accountId, id),
       resetSandbox: reset,
       loadScenario: loadScenarioPart(scenarioTools, reset),
     }),

@@ -15,10 +15,10 @@ export function exportUsers(exports: ExportsService): BatchType {
       exports.writeFile(accountId, payload.export_id),
     async apply(tx, _accountId, payload: { export_id: number }, ctx) {
       const done = ctx.prepared as Written;
-      await exports.recordCompleted(tx, payload.export_id, done);
+      await exports.recordCompleted({ tx }, payload.export_id, done);
       return { export_id: String(payload.export_id), file_id: String(done.fileId) };
     },
     failed: (tx, _accountId, payload: { export_id: number }, err) =>
-      exports.recordFailed(tx, payload.export_id, err),
+      exports.recordFailed({ tx }, payload.export_id, err),
   };
 }

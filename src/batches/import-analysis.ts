@@ -22,7 +22,7 @@ export function importAnalysis(db: Db, clock: Clock, files: FilesPort): BatchTyp
     maxItems: 1,
     internal: true,
     async prepare(accountId, payload: { import_id: number }) {
-      const imp = await repo.get(db, accountId, payload.import_id);
+      const imp = await repo.get({ tx: db }, accountId, payload.import_id);
       if (!imp) throw new AppError('not_found');
       try {
         return await analyse(db, imp, await files.openRead(accountId, imp.fileId));
@@ -44,7 +44,7 @@ export function importAnalysis(db: Db, clock: Clock, files: FilesPort): BatchTyp
     },
     async apply(tx, _accountId, payload: { import_id: number }, ctx) {
       const rows = ctx.prepared as Import['rows'];
-      await repo.update(tx, payload.import_id, {
+      await repo.update({ tx }, payload.import_id, {
         status: 'analyzed',
         rows,
         failureReason: null,
@@ -59,7 +59,7 @@ export function importAnalysis(db: Db, clock: Clock, files: FilesPort): BatchTyp
     },
     async failed(tx, _accountId, payload: { import_id: number }, err) {
       const cause = err instanceof AppError ? err.details[0]?.message : undefined;
-      await repo.update(tx, payload.import_id, {
+      await repo.update({ tx }, payload.import_id, {
         status: 'failed',
         failureReason: cause ?? failure(err),
         revision: newRevision(),

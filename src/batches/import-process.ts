@@ -8,8 +8,8 @@ export function importProcess(deps: RowDeps): BatchType {
     permission: 'imports.write',
     maxItems: Number.MAX_SAFE_INTEGER,
     internal: true,
-    apply: (tx, accountId, payload) => applyRow(tx, accountId, payload, deps),
-    applyMany: (tx, accountId, payloads) => applyRows(tx, accountId, payloads, deps),
+    apply: (tx, accountId, payload) => applyRow({ tx }, accountId, payload, deps),
+    applyMany: (tx, accountId, payloads) => applyRows({ tx }, accountId, payloads, deps),
     setBasedOnSqlite: true,
   };
 }

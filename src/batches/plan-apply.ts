@@ -10,6 +10,6 @@ export function planApply(deps: ApplyDeps): BatchType {
     maxItems: Number.MAX_SAFE_INTEGER,
     internal: true,
     apply: (tx, accountId, payload: { plan_id: number; change: number }) =>
-      applyChange(tx, accountId, payload, deps),
+      applyChange({ tx }, accountId, payload, deps),
   };
 }

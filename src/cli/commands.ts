@@ -101,7 +101,7 @@ export const COMMANDS: Record<string, Command> = {
     subject: (input) => `account ${input.id}`,
     async run({ db }, input) {
       const features = await transaction(db, (tx) =>
-        setFeatures(tx, input.id, { imports: input.imports }),
+        setFeatures({ tx }, input.id, { imports: input.imports }),
       );
       if (!features) throw new AppError('not_found');
       return { id: str(input.id), features };

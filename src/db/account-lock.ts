@@ -3,7 +3,11 @@
 // limit serializes them until commit; SQLite runs writes one at a time already.
 import { isPostgres, type Tx } from './knex.ts';
 
-export async function lockAccountScope(tx: Tx, scope: string, accountId: number): Promise<void> {
+export async function lockAccountScope(
+  { tx }: { tx: Tx },
+  scope: string,
+  accountId: number,
+): Promise<void> {
   if (isPostgres(tx))
     await tx.raw("SELECT pg_advisory_xact_lock(hashtext(? || ':' || current_schema()), ?)", [
       `school:${scope}`,

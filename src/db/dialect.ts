@@ -5,7 +5,7 @@ import { insertRowSqlite } from './statements.ts';
 
 /** Inserts one row and returns its integer id (RETURNING on PostgreSQL, lastInsertRowid on SQLite). */
 export async function insertId(
-  tx: Tx,
+  { tx }: { tx: Tx },
   table: string,
   row: Record<string, unknown>,
 ): Promise<number> {
@@ -13,7 +13,7 @@ export async function insertId(
     const [r] = await tx(table).insert(row).returning('id');
     return Number(r.id);
   }
-  return insertRowSqlite(tx, table, row);
+  return insertRowSqlite({ tx }, table, row);
 }
 
 /** SQLite stores booleans as 0/1. */

@@ -60,7 +60,7 @@ export class Lease {
    * and passes `where`. Reads the holder first (locked on PostgreSQL) to say whose lease it took.
    */
   async claim(
-    tx: Tx,
+    { tx }: { tx: Tx },
     id: number,
     h: Holder,
     opts: { where?: Where; set?: Record<string, unknown>; dead?: string | null } = {},
@@ -85,33 +85,33 @@ export class Lease {
 
   /** Extends the owner's lease (and writes `set`); false when the row is not the owner's. */
   async renew(
-    tx: Tx,
+    { tx }: { tx: Tx },
     id: number,
     owner: string,
     until: string,
     set: Record<string, unknown> = {},
   ): Promise<boolean> {
-    return (await this.guarded(tx, id, owner).update({ ...set, [this.c.until]: until })) > 0;
+    return (await this.guarded({ tx }, id, owner).update({ ...set, [this.c.until]: until })) > 0;
   }
 
   /** Frees the owner's lease (and writes `set`); false when the row is not the owner's. */
   async release(
-    tx: Tx,
+    { tx }: { tx: Tx },
     id: number,
     owner: string,
     set: Record<string, unknown> = {},
   ): Promise<boolean> {
     const { owner: o, until } = this.c;
-    return (await this.guarded(tx, id, owner).update({ ...set, [o]: null, [until]: null })) > 0;
+    return (await this.guarded({ tx }, id, owner).update({ ...set, [o]: null, [until]: null })) > 0;
   }
 
   /** The row, only while `owner` holds it: a write through it is guarded by the lease. */
-  guarded(tx: Tx, id: number, owner: string): Knex.QueryBuilder {
+  guarded({ tx }: { tx: Tx }, id: number, owner: string): Knex.QueryBuilder {
     return tx(this.c.table).where(this.c.id, id).where(this.c.owner, owner);
   }
 
   /** Rows held at `now` (not expired), per group, among `groups`. */
-  async heldPerGroup(tx: Tx, group: string, groups: unknown[], now: string) {
+  async heldPerGroup({ tx }: { tx: Tx }, group: string, groups: unknown[], now: string) {
     if (groups.length === 0) return new Map<string, number>();
     const rows = await tx(this.c.table)
       .whereIn(group, groups as any[])
@@ -128,7 +128,7 @@ export class Lease {
    * statement writes them all. Call it inside a transaction: the locks last until its end.
    */
   async claimBatch(
-    tx: Tx,
+    { tx }: { tx: Tx },
     h: Holder,
     opts: {
       group: string;
@@ -150,7 +150,7 @@ export class Lease {
     q.orderBy(opts.orderBy).limit(opts.limit * 4);
     const candidates = await (isPostgres(tx) ? q.forUpdate().skipLocked() : q);
     const groups = [...new Set(candidates.map((r: any) => String(r[opts.group])))];
-    const held = await this.heldPerGroup(tx, opts.group, groups, h.now);
+    const held = await this.heldPerGroup({ tx }, opts.group, groups, h.now);
     const picked: number[] = [];
     for (const r of candidates) {
       if (picked.length >= opts.limit) break;

@@ -21,7 +21,7 @@ export function useSessionUrl(db: Db, url: string): void {
  * Named (server-side prepared) statements on the request pool: not behind a transaction pooler,
  * which DATABASE_SESSION_URL announces (PgBouncer before 1.21 loses them between transactions).
  */
-export function namedStatementsAllowed(tx: Tx): boolean {
+export function namedStatementsAllowed({ tx }: { tx: Tx }): boolean {
   return !sessionUrls.has(keyOf(tx));
 }
 

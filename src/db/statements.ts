@@ -32,8 +32,8 @@ function statementName(sql: string): string {
 const STALE = new Set(['0A000', '26000']);
 
 /** A portable `?` statement on PostgreSQL, named when the pool allows it. */
-async function pgRaw(tx: Tx, sql: string, params: readonly unknown[]): Promise<any> {
-  if (!namedStatementsAllowed(tx)) return tx.raw(sql, params as any[]);
+async function pgRaw({ tx }: { tx: Tx }, sql: string, params: readonly unknown[]): Promise<any> {
+  if (!namedStatementsAllowed({ tx })) return tx.raw(sql, params as any[]);
   try {
     return await tx.raw(sql, params as any[]).options({ name: statementName(sql) });
   } catch (err) {
@@ -47,7 +47,7 @@ async function pgRaw(tx: Tx, sql: string, params: readonly unknown[]): Promise<a
 
 /** First row of a portable `?`-parameterized SELECT, or undefined. */
 export async function firstRow<T = Record<string, unknown>>(
-  tx: Tx,
+  { tx }: { tx: Tx },
   sql: string,
   params: readonly unknown[],
   /** `stable`: the statement reads only the credentials and accounts tables (src/db/reader.ts). */
@@ -60,11 +60,11 @@ export async function firstRow<T = Record<string, unknown>>(
   if (cached) return cached.row as T | undefined;
   if (!isPostgres(tx)) {
     return onConnection(
-      tx,
+      { tx },
       (conn) => statement(conn, sql).get(...sqliteParams(params)) as T | undefined,
     );
   }
-  const result = await pgRaw(tx, sql, params);
+  const result = await pgRaw({ tx }, sql, params);
   return result.rows[0] as T | undefined;
 }
 
@@ -73,12 +73,12 @@ export async function firstRow<T = Record<string, unknown>>(
  * inside one); on SQLite a cached prepared statement, not the read connection's kept rows.
  */
 export async function allRows<T = Record<string, unknown>>(
-  tx: Tx,
+  { tx }: { tx: Tx },
   sql: string,
   params: readonly unknown[],
 ): Promise<T[]> {
-  if (isPostgres(tx)) return (await pgRaw(tx, sql, params)).rows as T[];
-  return onConnection(tx, (conn) => statement(conn, sql).all(...sqliteParams(params)) as T[]);
+  if (isPostgres(tx)) return (await pgRaw({ tx }, sql, params)).rows as T[];
+  return onConnection({ tx }, (conn) => statement(conn, sql).all(...sqliteParams(params)) as T[]);
 }
 
 /** `UPDATE table SET a = ?, b = ? WHERE id = ?`: the SQL depends only on the columns named. */
@@ -87,17 +87,25 @@ export function updateSql(table: string, columns: string[], where = 'id = ?'): s
 }
 
 /** Runs a portable `?`-parameterized write; returns the number of rows changed. */
-export async function execute(tx: Tx, sql: string, params: readonly unknown[]): Promise<number> {
+export async function execute(
+  { tx }: { tx: Tx },
+  sql: string,
+  params: readonly unknown[],
+): Promise<number> {
   if (isPostgres(tx)) {
-    const result = await pgRaw(tx, sql, params);
+    const result = await pgRaw({ tx }, sql, params);
     return Number(result.rowCount ?? 0);
   }
-  return onConnection(tx, (conn) => statement(conn, sql).run(...sqliteParams(params)).changes);
+  return onConnection({ tx }, (conn) => statement(conn, sql).run(...sqliteParams(params)).changes);
 }
 
 /** SQLite only: runs one write per row, atomically (a savepoint inside an open transaction). */
-export async function executeEach(tx: Tx, sql: string, rows: readonly (readonly unknown[])[]) {
-  await onConnection(tx, (conn) => {
+export async function executeEach(
+  { tx }: { tx: Tx },
+  sql: string,
+  rows: readonly (readonly unknown[])[],
+) {
+  await onConnection({ tx }, (conn) => {
     const stmt = statement(conn, sql);
     conn.transaction(() => {
       for (const row of rows) stmt.run(...sqliteParams(row));
@@ -115,7 +123,7 @@ export function statement(conn: Database.Database, sql: string): Database.Statem
   return stmt;
 }
 
-async function onConnection<T>(tx: Tx, fn: (conn: Database.Database) => T): Promise<T> {
+async function onConnection<T>({ tx }: { tx: Tx }, fn: (conn: Database.Database) => T): Promise<T> {
   // Inside a knex transaction this is the transaction's own connection, and release is a no-op.
   const client = tx.client as any;
   const conn = (await client.acquireConnection()) as Database.Database;
@@ -132,7 +140,7 @@ const sqliteParams = (params: readonly unknown[]): unknown[] =>
 
 /** Inserts many rows of one shape atomically: prepared statements on SQLite, one INSERT per 50 rows in a transaction on PostgreSQL. */
 export async function insertMany(
-  tx: Tx,
+  { tx }: { tx: Tx },
   table: string,
   rows: Record<string, unknown>[],
 ): Promise<void> {
@@ -150,7 +158,7 @@ export async function insertMany(
   }
   const sql = `INSERT INTO ${table} (${columns.join(', ')}) VALUES (${columns.map(() => '?').join(', ')})`;
   await executeEach(
-    tx,
+    { tx },
     sql,
     rows.map((r) => columns.map((c) => r[c] ?? null)),
   );
@@ -158,7 +166,7 @@ export async function insertMany(
 
 /** SQLite: inserts one row with a cached prepared statement and returns its rowid. */
 export async function insertRowSqlite(
-  tx: Tx,
+  { tx }: { tx: Tx },
   table: string,
   row: Record<string, unknown>,
 ): Promise<number> {
@@ -166,7 +174,9 @@ export async function insertRowSqlite(
   const sql = `INSERT INTO ${table} (${columns.join(', ')}) VALUES (${columns.map(() => '?').join(', ')})`;
   const values = sqliteParams(columns.map((c) => row[c] ?? null));
   // run(), never get() with RETURNING: an unfinished statement would block WAL checkpoints.
-  return onConnection(tx, (conn) => Number(statement(conn, sql).run(...values).lastInsertRowid));
+  return onConnection({ tx }, (conn) =>
+    Number(statement(conn, sql).run(...values).lastInsertRowid),
+  );
 }
 
 /**
@@ -176,7 +186,7 @@ export async function insertRowSqlite(
  * `guard` still holds the row's `guardValue` change. Returns the number of rows changed.
  */
 export async function updateRows(
-  tx: Tx,
+  { tx }: { tx: Tx },
   table: string,
   types: Record<string, string>,
   rows: { id: number; values: Record<string, unknown>; guardValue?: unknown }[],
@@ -190,7 +200,7 @@ export async function updateRows(
     for (const r of rows) {
       const params: unknown[] = [...columns.map((c) => r.values[c] ?? null), r.id];
       if (guard) params.push(r.guardValue);
-      n += await execute(tx, updateSql(table, columns, where), params);
+      n += await execute({ tx }, updateSql(table, columns, where), params);
     }
     return n;
   }
@@ -220,7 +230,7 @@ export async function updateRows(
  * `tail` follows the SELECT (`ON CONFLICT ...`, `RETURNING ...`). Returns the rows returned.
  */
 export async function insertUnnest(
-  tx: Tx,
+  { tx }: { tx: Tx },
   table: string,
   types: Record<string, string>,
   rows: Record<string, unknown>[],

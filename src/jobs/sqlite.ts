@@ -67,17 +67,17 @@ export class SqliteJobs implements JobEngine {
   }
 
   enqueue(tx: Tx, task: string, payload: object, options: EnqueueOptions = {}) {
-    return this.insert(tx, task, payload, options, null);
+    return this.insert({ tx }, task, payload, options, null);
   }
 
   private async insert(
-    tx: Tx,
+    { tx }: { tx: Tx },
     task: string,
     payload: object,
     options: EnqueueOptions,
     key: string | null,
   ) {
-    await insertRowSqlite(tx, 'jobs', {
+    await insertRowSqlite({ tx }, 'jobs', {
       task,
       payload: JSON.stringify(payload),
       run_at: (options.runAt ?? this.clock.now()).toISOString(),
@@ -152,7 +152,8 @@ export class SqliteJobs implements JobEngine {
   private async schedule(task: string): Promise<void> {
     const key = `schedule:${task}`;
     await transaction(this.db, async (tx) => {
-      if (!(await tx('jobs').where({ key }).first('id'))) await this.insert(tx, task, {}, {}, key);
+      if (!(await tx('jobs').where({ key }).first('id')))
+        await this.insert({ tx }, task, {}, {}, key);
     });
   }
 

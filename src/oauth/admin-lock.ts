@@ -7,6 +7,6 @@ import type { Tx } from '../db/knex.ts';
  * waits for another holder but not for foreign-key checks (a new session row). SQLite drops the
  * clause and needs none: its transactions run one after another.
  */
-export async function lockAdministrator(tx: Tx, adminId: number): Promise<void> {
+export async function lockAdministrator({ tx }: { tx: Tx }, adminId: number): Promise<void> {
   await tx('administrators').where('id', adminId).forNoKeyUpdate().first('id');
 }

@@ -93,7 +93,7 @@ export class Sessions {
     const token = newToken();
     return transaction(this.db, async (tx) => {
       // Parallel sign-ins with one code: only the first to hold the lock finds the step unused.
-      await lockAdministrator(tx, adminId);
+      await lockAdministrator({ tx }, adminId);
       const r = await tx('admin_sessions').where('admin_id', adminId).max('totp_step as step');
       const last = r[0]?.step;
       if (last !== null && last !== undefined && totpStep <= Number(last)) return null;

@@ -101,7 +101,7 @@ export class TokenService {
     const grant = { adminId: row.admin_id, sessionId: row.session_id, familyId: row.family_id };
     const tokens = await this.newTokens(grant);
     const outcome = await transaction(this.db, async (tx) => {
-      await lockAdministrator(tx, grant.adminId);
+      await lockAdministrator({ tx }, grant.adminId);
       // Used up before any other check: a failed attempt (wrong verifier) also burns the code.
       const consumed = await tx('oauth_codes')
         .where('code_hash', hash)
@@ -110,7 +110,7 @@ export class TokenService {
       if (!consumed) return 'used';
       const refused = problem ?? (await this.grantEnded(grant, tx));
       if (refused) return refused;
-      await this.store(tx, grant, tokens);
+      await this.store({ tx }, grant, tokens);
       return 'issued';
     });
     if (outcome === 'used') {
@@ -136,14 +136,14 @@ export class TokenService {
     if (ended) throw ended;
     const tokens = await this.newTokens(grant);
     const rotated = await transaction(this.db, async (tx) => {
-      await lockAdministrator(tx, grant.adminId);
+      await lockAdministrator({ tx }, grant.adminId);
       const claimed = await tx('oauth_refresh_tokens')
         .where('token_hash', hash)
         .whereNull('used_at')
         .whereNull('revoked_at')
         .update({ used_at: this.at() });
       // Stored with the claim: whoever loses the race and revokes comes after and sees them.
-      if (claimed) await this.store(tx, grant, tokens);
+      if (claimed) await this.store({ tx }, grant, tokens);
       return claimed > 0;
     });
     // Lost a race with another exchange of the same token: that is reuse too.
@@ -193,7 +193,7 @@ export class TokenService {
   private async revokeWhere(adminId: number, scope: Record<string, unknown>): Promise<void> {
     const now = this.at();
     await transaction(this.db, async (tx) => {
-      await lockAdministrator(tx, adminId);
+      await lockAdministrator({ tx }, adminId);
       await tx('oauth_refresh_tokens')
         .where(scope)
         .whereNull('revoked_at')
@@ -232,7 +232,7 @@ export class TokenService {
     };
   }
 
-  private async store(tx: Tx, grant: Grant, tokens: NewTokens): Promise<void> {
+  private async store({ tx }: { tx: Tx }, grant: Grant, tokens: NewTokens): Promise<void> {
     const base = {
       family_id: grant.familyId,
       admin_id: grant.adminId,

@@ -48,7 +48,7 @@ export function humanVerifier(
     if (admin.status !== 'active') throw new AppError('admin_not_eligible');
     const session = await db('admin_sessions').where('id', sessionId).first('ended_at');
     if (!session || session.ended_at) throw new AppError('admin_not_eligible');
-    const link = await credentialsRepo.getLink(db, credential.id, adminId);
+    const link = await credentialsRepo.getLink({ tx: db }, credential.id, adminId);
     if (!link) throw new AppError('admin_not_eligible');
     return {
       adminId,

@@ -24,16 +24,19 @@ export async function storedFile(b: Booted, text: string, purpose: 'import' | 'e
     })(),
   );
   const id = await transaction(b.app.db, (tx) =>
-    filesRepo.insert(tx, {
-      accountId: b.accountId,
-      purpose,
-      filename: 'students.csv',
-      contentType: 'text/csv',
-      size: bytes.length,
-      sha256: '0'.repeat(64),
-      createdAt: new Date().toISOString(),
-      storageKey: key,
-    }),
+    filesRepo.insert(
+      { tx },
+      {
+        accountId: b.accountId,
+        purpose,
+        filename: 'students.csv',
+        contentType: 'text/csv',
+        size: bytes.length,
+        sha256: '0'.repeat(64),
+        createdAt: new Date().toISOString(),
+        storageKey: key,
+      },
+    ),
   );
   return String(id);
 }

@@ -48,24 +48,26 @@ t('claim, refused while held, expired one taken over and recorded', async ({ dat
   const { db } = database;
   await reset(db, [{ id: 1, grp: 1 }]);
   const a = await transaction(db, (tx) =>
-    lease.claim(tx, 1, { owner: 'a', now: at(0), until: at(30) }, { set: { note: 'by a' } }),
+    lease.claim({ tx }, 1, { owner: 'a', now: at(0), until: at(30) }, { set: { note: 'by a' } }),
   );
   assert.equal(a, { claimed: true, tookOver: null });
   assert.equal(await row(db, 1), { holder: 'a', held_until: at(30), note: 'by a' });
   // b before a's lease ends: refused, nothing written.
   const early = await transaction(db, (tx) =>
-    lease.claim(tx, 1, { owner: 'b', now: at(29), until: at(59) }, { set: { note: 'by b' } }),
+    lease.claim({ tx }, 1, { owner: 'b', now: at(29), until: at(59) }, { set: { note: 'by b' } }),
   );
   assert.equal(early, { claimed: false, tookOver: null });
   assert.equal(await row(db, 1), { holder: 'a', held_until: at(30), note: 'by a' });
   // a claims again (its own): no takeover.
   assert.equal(
-    await transaction(db, (tx) => lease.claim(tx, 1, { owner: 'a', now: at(10), until: at(40) })),
+    await transaction(db, (tx) =>
+      lease.claim({ tx }, 1, { owner: 'a', now: at(10), until: at(40) }),
+    ),
     { claimed: true, tookOver: null },
   );
   // After it expired: b takes it over, and is told it was a's.
   const late = await transaction(db, (tx) =>
-    lease.claim(tx, 1, { owner: 'b', now: at(41), until: at(71) }),
+    lease.claim({ tx }, 1, { owner: 'b', now: at(41), until: at(71) }),
   );
   assert.equal(late, { claimed: true, tookOver: 'a' });
   assert.equal((await row(db, 1)).holder, 'b');
@@ -75,7 +77,7 @@ t('claim, refused while held, expired one taken over and recorded', async ({ dat
   // A claim guarded by another condition that fails: refused.
   const guarded = await transaction(db, (tx) =>
     lease.claim(
-      tx,
+      { tx },
       1,
       { owner: 'c', now: at(100), until: at(130) },
       { where: (q) => q.where('note', 'never') },
@@ -84,13 +86,15 @@ t('claim, refused while held, expired one taken over and recorded', async ({ dat
   assert.equal(guarded.claimed, false);
   // A holder known dead is taken over before its lease ends.
   const dead = await transaction(db, (tx) =>
-    lease.claim(tx, 1, { owner: 'c', now: at(50), until: at(80) }, { dead: 'b' }),
+    lease.claim({ tx }, 1, { owner: 'c', now: at(50), until: at(80) }, { dead: 'b' }),
   );
   assert.equal(dead, { claimed: true, tookOver: 'b' });
   assert.is(await takeovers(), 2);
   // A row that does not exist.
   assert.equal(
-    await transaction(db, (tx) => lease.claim(tx, 99, { owner: 'a', now: at(0), until: at(1) })),
+    await transaction(db, (tx) =>
+      lease.claim({ tx }, 99, { owner: 'a', now: at(0), until: at(1) }),
+    ),
     { claimed: false, tookOver: null },
   );
 });
@@ -98,20 +102,26 @@ t('claim, refused while held, expired one taken over and recorded', async ({ dat
 t('renew, release and guarded writes: the owner only', async ({ database }) => {
   const { db } = database;
   await reset(db, [{ id: 1, grp: 1 }]);
-  await transaction(db, (tx) => lease.claim(tx, 1, { owner: 'a', now: at(0), until: at(30) }));
+  await transaction(db, (tx) => lease.claim({ tx }, 1, { owner: 'a', now: at(0), until: at(30) }));
   // Not the owner: refused, nothing written.
-  assert.is(await transaction(db, (tx) => lease.renew(tx, 1, 'b', at(90), { note: 'b' })), false);
-  assert.is(await transaction(db, (tx) => lease.release(tx, 1, 'b')), false);
-  assert.is(await transaction(db, (tx) => lease.guarded(tx, 1, 'b').update({ note: 'b' })), 0);
+  assert.is(
+    await transaction(db, (tx) => lease.renew({ tx }, 1, 'b', at(90), { note: 'b' })),
+    false,
+  );
+  assert.is(await transaction(db, (tx) => lease.release({ tx }, 1, 'b')), false);
+  assert.is(await transaction(db, (tx) => lease.guarded({ tx }, 1, 'b').update({ note: 'b' })), 0);
   assert.equal(await row(db, 1), { holder: 'a', held_until: at(30), note: null });
   // The owner.
-  assert.is(await transaction(db, (tx) => lease.renew(tx, 1, 'a', at(60), { note: 'a' })), true);
+  assert.is(
+    await transaction(db, (tx) => lease.renew({ tx }, 1, 'a', at(60), { note: 'a' })),
+    true,
+  );
   assert.equal(await row(db, 1), { holder: 'a', held_until: at(60), note: 'a' });
-  assert.is(await transaction(db, (tx) => lease.guarded(tx, 1, 'a').update({ note: 'a2' })), 1);
-  assert.is(await transaction(db, (tx) => lease.release(tx, 1, 'a')), true);
+  assert.is(await transaction(db, (tx) => lease.guarded({ tx }, 1, 'a').update({ note: 'a2' })), 1);
+  assert.is(await transaction(db, (tx) => lease.release({ tx }, 1, 'a')), true);
   assert.equal(await row(db, 1), { holder: null, held_until: null, note: 'a2' });
   // Released: a renewal by the old owner is refused too.
-  assert.is(await transaction(db, (tx) => lease.renew(tx, 1, 'a', at(90))), false);
+  assert.is(await transaction(db, (tx) => lease.renew({ tx }, 1, 'a', at(90))), false);
 });
 
 t(
@@ -131,7 +141,7 @@ t(
       .update({ holder: 'y', held_until: at(5) });
     const opts = { group: 'grp', perGroup: 3, limit: 10, orderBy: 'id', set: { note: 'batch' } };
     const ids = await transaction(db, (tx) =>
-      lease.claimBatch(tx, { owner: 'w', now: at(10), until: at(40) }, opts),
+      lease.claimBatch({ tx }, { owner: 'w', now: at(10), until: at(40) }, opts),
     );
     // Group 1: 1 held, so 2 more (2 the expired one, then 3); group 2: 3 of 3.
     assert.equal(ids, [2, 3, 6, 7, 8]);
@@ -140,13 +150,13 @@ t(
     // Full everywhere: a second claim gets nothing; the limit bounds one claim.
     assert.equal(
       await transaction(db, (tx) =>
-        lease.claimBatch(tx, { owner: 'v', now: at(11), until: at(40) }, opts),
+        lease.claimBatch({ tx }, { owner: 'v', now: at(11), until: at(40) }, opts),
       ),
       [],
     );
     // Once those leases expire, the next claim takes the group's first rows again, up to `limit`.
     const after = await transaction(db, (tx) =>
-      lease.claimBatch(tx, { owner: 'v', now: at(50), until: at(80) }, { ...opts, limit: 2 }),
+      lease.claimBatch({ tx }, { owner: 'v', now: at(50), until: at(80) }, { ...opts, limit: 2 }),
     );
     assert.equal(after, [2, 3]);
     // Taken over from w (2 and 3 had expired): counted in each row; 2 also from y before.
@@ -168,12 +178,12 @@ t('batch claims at once in two transactions (PostgreSQL): the cap holds', async 
   let first: number[] = [];
   // The first transaction claims and stays open while the second claims.
   const one = db.transaction(async (tx) => {
-    first = await lease.claimBatch(tx, { owner: 'p', now: at(0), until: at(30) }, opts);
+    first = await lease.claimBatch({ tx }, { owner: 'p', now: at(0), until: at(30) }, opts);
     await hold;
   });
   while (first.length === 0) await new Promise((r) => setTimeout(r, 5));
   const second = await db.transaction((tx) =>
-    lease.claimBatch(tx, { owner: 'q', now: at(0), until: at(30) }, opts),
+    lease.claimBatch({ tx }, { owner: 'q', now: at(0), until: at(30) }, opts),
   );
   release();
   await one;
@@ -182,7 +192,7 @@ t('batch claims at once in two transactions (PostgreSQL): the cap holds', async 
   assert.equal(second, []);
   // After the first committed: the group is full.
   const third = await db.transaction((tx) =>
-    lease.claimBatch(tx, { owner: 'r', now: at(1), until: at(30) }, opts),
+    lease.claimBatch({ tx }, { owner: 'r', now: at(1), until: at(30) }, opts),
   );
   assert.equal(third, []);
   assert.is(Number((await db('lease_t').whereNotNull('holder').count({ n: '*' }))[0]!.n), 2);

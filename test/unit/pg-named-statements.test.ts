@@ -35,7 +35,10 @@ t.after(async (ctx) => {
 
 test('a hot-path read is prepared once on its connection and reused', async ({ one }) => {
   for (let i = 0; i < 3; i++)
-    assert.equal(await firstRow(one, 'SELECT * FROM named_t WHERE id = ?', [1]), { id: 1, a: 'x' });
+    assert.equal(await firstRow({ tx: one }, 'SELECT * FROM named_t WHERE id = ?', [1]), {
+      id: 1,
+      a: 'x',
+    });
   const mine = (await prepared(one)).filter((s: string) => s.includes('named_t'));
   assert.equal(mine, ['SELECT * FROM named_t WHERE id = $1']);
 });
@@ -44,14 +47,14 @@ test('a column added under a prepared SELECT *: answered, then prepared afresh',
   one,
 }) => {
   const sql = 'SELECT * FROM named_t WHERE id = ?';
-  await firstRow(one, sql, [1]);
+  await firstRow({ tx: one }, sql, [1]);
   await one.raw("alter table named_t add column b text not null default 'y'");
   // Outside a transaction the stale statement is run again unnamed at once.
-  assert.equal(await firstRow(one, sql, [1]), { id: 1, a: 'x', b: 'y' });
+  assert.equal(await firstRow({ tx: one }, sql, [1]), { id: 1, a: 'x', b: 'y' });
   // And from then on under a new name, inside transactions too.
-  const row = await transaction(one, (tx) => firstRow(tx, sql, [1]));
+  const row = await transaction(one, (tx) => firstRow({ tx }, sql, [1]));
   assert.equal(row, { id: 1, a: 'x', b: 'y' });
-  assert.is(await execute(one, 'UPDATE named_t SET a = ? WHERE id = ?', ['z', 1]), 1);
+  assert.is(await execute({ tx: one }, 'UPDATE named_t SET a = ? WHERE id = ?', ['z', 1]), 1);
 });
 
 test('behind a transaction pooler (DATABASE_SESSION_URL) nothing is named', async ({
@@ -59,7 +62,9 @@ test('behind a transaction pooler (DATABASE_SESSION_URL) nothing is named', asyn
 }) => {
   const pooled = createDb(PG!, { schema: database.schema, poolMax: 1, sessionUrl: PG! });
   try {
-    assert.equal(await firstRow(pooled, 'SELECT a FROM named_t WHERE id = ?', [1]), { a: 'z' });
+    assert.equal(await firstRow({ tx: pooled }, 'SELECT a FROM named_t WHERE id = ?', [1]), {
+      a: 'z',
+    });
     assert.equal(await prepared(pooled), []);
   } finally {
     await pooled.destroy();

@@ -68,13 +68,13 @@ async function fresh(): Promise<{ db: Db; file: string; close(): Promise<void> }
 }
 
 const status = async (db: Db, hash: string) =>
-  (await credentialsRepo.findBySecretHash(db, hash))?.credential.status;
+  (await credentialsRepo.findBySecretHash({ tx: db }, hash))?.credential.status;
 
 test('a delegated credential keeps its rows: the issuer-chain read is not taken for a write', async () => {
   const { db, close } = await fresh();
   try {
-    const first = await credentialsRepo.findBySecretHash(db, 'h2');
-    const chain = await credentialsRepo.chainState(db, 1);
+    const first = await credentialsRepo.findBySecretHash({ tx: db }, 'h2');
+    const chain = await credentialsRepo.chainState({ tx: db }, 1);
     await turn();
     const sql =
       'SELECT c.*, a.sandbox AS account_sandbox, a.status AS account_status FROM credentials c ' +
@@ -83,7 +83,7 @@ test('a delegated credential keeps its rows: the issuer-chain read is not taken 
     assert.is(readCached(db, sql, ['h2'], true)!.row, kept, 'the same frozen row');
     assert.is(first?.credential.status, 'active');
     assert.is(chain.revoked, false);
-    await credentialsRepo.chainState(db, 1);
+    await credentialsRepo.chainState({ tx: db }, 1);
     assert.is(readCached(db, sql, ['h2'], true)!.row, kept, 'still kept after the chain read');
   } finally {
     await close();

@@ -31,7 +31,7 @@ const modulesOf = async (b: Booted, secret: string, productId: string, query = '
 
 const publish = (b: Booted, accountId: number, productId: string) =>
   transaction(b.app.db, (tx) =>
-    b.app.services.catalog.publishProduct(tx, accountId, Number(productId)),
+    b.app.services.catalog.publishProduct({ tx }, accountId, Number(productId)),
   );
 
 t(
@@ -274,7 +274,7 @@ t('resetAccount deletes the catalog of an account and its copies; tags stay', as
   const before = (await b.api('GET', '/api/v3/tags', { secret: box.secret })).body.data;
   assert.equal(names(before), ['Sandbox course']);
   const mine = await product(b, { name: 'Untouched' });
-  await transaction(b.app.db, (tx) => b.app.services.catalog.resetAccount(tx, box.id));
+  await transaction(b.app.db, (tx) => b.app.services.catalog.resetAccount({ tx }, box.id));
   assert.equal(await all(b, P, box.secret), []);
   assert.equal(await all(b, P, boxReplica.secret), []);
   assert.equal(names((await b.api('GET', '/api/v3/tags', { secret: box.secret })).body.data), [

@@ -168,8 +168,8 @@ t('the deliveries seam: listed in deliveries[]; an active one blocks the trash',
   const p = await product(b, { name: 'Cello' });
   const s = (await create(b, p.id, 'Cello - sold')).body.data;
   const { deliveries, activeDeliveries } = schedulesRepo;
-  schedulesRepo.deliveries = async (_tx, id) => (id === Number(s.id) ? [{ id: 77 }] : []);
-  schedulesRepo.activeDeliveries = async (_tx, id) => (id === Number(s.id) ? 1 : 0);
+  schedulesRepo.deliveries = async ({ tx: _tx }, id) => (id === Number(s.id) ? [{ id: 77 }] : []);
+  schedulesRepo.activeDeliveries = async ({ tx: _tx }, id) => (id === Number(s.id) ? 1 : 0);
   try {
     const got = await b.api('GET', `${S(p.id)}/${s.id}`);
     assert.equal(got.body.data.deliveries, [{ id: '77' }]);

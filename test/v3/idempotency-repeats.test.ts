@@ -39,13 +39,16 @@ async function newTarget(b: Booted): Promise<string> {
 
 /** A lock row as a request of another process leaves it: no effects, only the lock. */
 const leaveLock = (b: Booted, key: string, path: string, owner: string, at: Date) =>
-  idempotencyRepo.tryLock(b.app.db, {
-    credentialId: b.credentialId,
-    key,
-    hash: requestHash('POST', path, undefined),
-    owner,
-    now: at.toISOString(),
-  });
+  idempotencyRepo.tryLock(
+    { tx: b.app.db },
+    {
+      credentialId: b.credentialId,
+      key,
+      hash: requestHash('POST', path, undefined),
+      owner,
+      now: at.toISOString(),
+    },
+  );
 
 t('five identical requests: one creation, then four replays', async ({ b }) => {
   const key = newKey();

@@ -132,17 +132,20 @@ t('an attempt whose lock was taken over is discarded', async ({ b }) => {
     .where({ key })
     .update({ owner: 'someone-else:1' });
   if (taken === 0) {
-    await idempotencyRepo.tryLock(b.app.db, {
-      credentialId: b.credentialId,
-      key,
-      hash: 'h',
-      owner: 'someone-else:1',
-      now: b.clock.now().toISOString(),
-    });
+    await idempotencyRepo.tryLock(
+      { tx: b.app.db },
+      {
+        credentialId: b.credentialId,
+        key,
+        hash: 'h',
+        owner: 'someone-else:1',
+        now: b.clock.now().toISOString(),
+      },
+    );
   }
   try {
     await b.app.db.transaction((tx) =>
-      idem.complete(tx, b.credentialId, key, (first as { token: string }).token, {
+      idem.complete({ tx }, b.credentialId, key, (first as { token: string }).token, {
         status: 201,
         headers: {},
         body: '{}',
@@ -194,13 +197,16 @@ t('a lock left by a crashed request is result_uncertain, then the retry runs', a
   // What a process that died mid-request leaves behind: the lock row, and no effects (they were
   // in the transaction that never committed).
   const lockedAt = new Date(b.clock.now().getTime() - 2 * 60_000).toISOString();
-  await idempotencyRepo.tryLock(b.app.db, {
-    credentialId: b.credentialId,
-    key,
-    hash: requestHash('POST', path, undefined),
-    owner: 'a-process-that-died',
-    now: lockedAt,
-  });
+  await idempotencyRepo.tryLock(
+    { tx: b.app.db },
+    {
+      credentialId: b.credentialId,
+      key,
+      hash: requestHash('POST', path, undefined),
+      owner: 'a-process-that-died',
+      now: lockedAt,
+    },
+  );
   const uncertain = await b.api('POST', path, { key });
   assert.is(uncertain.status, 409);
   assert.is(uncertain.body.error.code, 'result_uncertain');

@@ -259,7 +259,7 @@ t('a file without a mapped column fails the analysis; the import says why', asyn
 
 t('imports off for the account: 409 feature_disabled', async ({ b }) => {
   const imp = await createImport(b, CSV, { mapping: MAPPING });
-  await setFeatures(b.app.db, b.accountId, { imports: false });
+  await setFeatures({ tx: b.app.db }, b.accountId, { imports: false });
   try {
     const fileId = await storedFile(b, CSV);
     const created = await b.api('POST', I, {
@@ -272,7 +272,7 @@ t('imports off for the account: 409 feature_disabled', async ({ b }) => {
     assert.is(analysis.body.error.code, 'feature_disabled');
     assert.is((await b.api('GET', `${I}/${imp.id}`)).status, 200, 'reading stays allowed');
   } finally {
-    await setFeatures(b.app.db, b.accountId, { imports: true });
+    await setFeatures({ tx: b.app.db }, b.accountId, { imports: true });
   }
   assert.is((await b.api('POST', `${I}/${imp.id}/analyses`, { key: newKey() })).status, 202);
 });

@@ -43,14 +43,17 @@ t('a users export completes while thousands of email jobs are pending', async (c
   const outbox = b.app.services.outbox;
   await transaction(b.app.services.db, async (tx) => {
     for (let i = 0; i < EMAILS; i++)
-      await outbox.queue(tx, {
-        accountId: b.accountId,
-        userId: Number(ana.id),
-        to: `ana+${i}@example.com`,
-        kind: 'enrollment.welcome',
-        subject: 'Welcome',
-        body: 'Hello',
-      });
+      await outbox.queue(
+        { tx },
+        {
+          accountId: b.accountId,
+          userId: Number(ana.id),
+          to: `ana+${i}@example.com`,
+          kind: 'enrollment.welcome',
+          subject: 'Welcome',
+          body: 'Hello',
+        },
+      );
   });
   await b.app.startWorkers();
   // The email lane is busy: its four slots wait on the silent SMTP server.

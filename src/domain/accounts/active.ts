@@ -5,8 +5,8 @@ import type { Tx } from '../../db/knex.ts';
 import { AppError } from '../../errors.ts';
 import { accountsRepo } from './repo.ts';
 
-export async function assertAccountActive(tx: Tx, accountId: number): Promise<void> {
-  const status = await accountsRepo.status(tx, accountId);
+export async function assertAccountActive({ tx }: { tx: Tx }, accountId: number): Promise<void> {
+  const status = await accountsRepo.status({ tx }, accountId);
   if (status === null || status === 'blocked' || status === 'removed')
     throw new AppError('instance_blocked');
   if (status !== 'active') throw new AppError('instance_unavailable');

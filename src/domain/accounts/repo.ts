@@ -4,16 +4,19 @@ import type { Tx } from '../../db/knex.ts';
 import { insertId } from '../../db/dialect.ts';
 
 export const accountsRepo = {
-  async any(tx: Tx): Promise<boolean> {
+  async any({ tx }: { tx: Tx }): Promise<boolean> {
     return Boolean(await tx('accounts').first('id'));
   },
 
-  async exists(tx: Tx, id: number): Promise<boolean> {
+  async exists({ tx }: { tx: Tx }, id: number): Promise<boolean> {
     return Boolean(await tx('accounts').where('id', id).first('id'));
   },
 
-  insert(tx: Tx, row: { name: string; sandbox: boolean; replicaOf: number | null; now: string }) {
-    return insertId(tx, 'accounts', {
+  insert(
+    { tx }: { tx: Tx },
+    row: { name: string; sandbox: boolean; replicaOf: number | null; now: string },
+  ) {
+    return insertId({ tx }, 'accounts', {
       name: row.name,
       sandbox: row.sandbox,
       status: 'active',
@@ -22,23 +25,28 @@ export const accountsRepo = {
     });
   },
 
-  async status(tx: Tx, id: number): Promise<string | null> {
+  async status({ tx }: { tx: Tx }, id: number): Promise<string | null> {
     const r = await tx('accounts').where('id', id).first('status');
     return r ? String(r.status) : null;
   },
 
-  setStatus(tx: Tx, id: number, status: string): Promise<number> {
+  setStatus({ tx }: { tx: Tx }, id: number, status: string): Promise<number> {
     return tx('accounts').where('id', id).update({ status });
   },
 
   /** A new status (and revision); revoking also dates the revocation. */
-  setCredentialStatus(tx: Tx, id: number, status: string, now: string): Promise<number> {
+  setCredentialStatus(
+    { tx }: { tx: Tx },
+    id: number,
+    status: string,
+    now: string,
+  ): Promise<number> {
     const changes: Record<string, unknown> = { status, updated_at: now, revision: newRevision() };
     if (status === 'revoked') changes.revoked_at = now;
     return tx('credentials').where('id', id).update(changes);
   },
 
-  async credentialAccount(tx: Tx, id: number): Promise<number | null> {
+  async credentialAccount({ tx }: { tx: Tx }, id: number): Promise<number | null> {
     const r = await tx('credentials').where('id', id).first('account_id');
     return r ? Number(r.account_id) : null;
   },
@@ -46,7 +54,7 @@ export const accountsRepo = {
 
 export const adminsRepo = {
   insert(
-    tx: Tx,
+    { tx }: { tx: Tx },
     row: {
       accountId: number;
       email: string;
@@ -55,7 +63,7 @@ export const adminsRepo = {
       now: string;
     },
   ) {
-    return insertId(tx, 'administrators', {
+    return insertId({ tx }, 'administrators', {
       account_id: row.accountId,
       email: row.email,
       email_lower: row.email.toLowerCase(),
@@ -66,13 +74,13 @@ export const adminsRepo = {
     });
   },
 
-  async accountOf(tx: Tx, id: number): Promise<number | null> {
+  async accountOf({ tx }: { tx: Tx }, id: number): Promise<number | null> {
     const r = await tx('administrators').where('id', id).first('account_id');
     return r ? Number(r.account_id) : null;
   },
 
   /** Marks the administrator removed and drops every credential link, atomically. */
-  remove(tx: Tx, id: number): Promise<number> {
+  remove({ tx }: { tx: Tx }, id: number): Promise<number> {
     return tx.transaction(async (t) => {
       const n = await t('administrators').where('id', id).update({ status: 'removed' });
       if (n) await t('credential_administrators').where('admin_id', id).delete();
@@ -82,7 +90,7 @@ export const adminsRepo = {
 };
 
 export const legacyKeysRepo = {
-  async insert(tx: Tx, accountId: number, keyHash: string, now: string): Promise<void> {
+  async insert({ tx }: { tx: Tx }, accountId: number, keyHash: string, now: string): Promise<void> {
     await tx('legacy_keys').insert({ account_id: accountId, key_hash: keyHash, created_at: now });
   },
 };

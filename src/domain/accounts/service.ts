@@ -59,7 +59,7 @@ export class AccountsService {
   }
 
   async isEmpty(tx: Tx = this.db): Promise<boolean> {
-    return !(await accountsRepo.any(tx));
+    return !(await accountsRepo.any({ tx }));
   }
 
   /** Runs several bootstrap steps atomically (pass the tx to each call). */
@@ -73,20 +73,23 @@ export class AccountsService {
     input: { name: string; sandbox?: boolean; replicaOf?: number | null },
     tx: Tx = this.db,
   ) {
-    if (input.replicaOf != null && !(await accountsRepo.exists(tx, input.replicaOf))) {
+    if (input.replicaOf != null && !(await accountsRepo.exists({ tx }, input.replicaOf))) {
       throw new AppError('not_found');
     }
-    const id = await accountsRepo.insert(tx, {
-      name: input.name,
-      sandbox: Boolean(input.sandbox),
-      replicaOf: input.replicaOf ?? null,
-      now: this.now(),
-    });
+    const id = await accountsRepo.insert(
+      { tx },
+      {
+        name: input.name,
+        sandbox: Boolean(input.sandbox),
+        replicaOf: input.replicaOf ?? null,
+        now: this.now(),
+      },
+    );
     return { id };
   }
 
   async setAccountStatus(id: number, status: (typeof ACCOUNT_STATUSES)[number]) {
-    const n = await accountsRepo.setStatus(this.db, id, status);
+    const n = await accountsRepo.setStatus({ tx: this.db }, id, status);
     if (!n) throw new AppError('not_found');
     return { id, status };
   }
@@ -101,28 +104,31 @@ export class AccountsService {
     },
     tx: Tx = this.db,
   ) {
-    if (!(await accountsRepo.exists(tx, input.accountId))) throw new AppError('not_found');
+    if (!(await accountsRepo.exists({ tx }, input.accountId))) throw new AppError('not_found');
     const environment = input.test ? 'test' : 'live';
     const { secret, hash, last4 } = newSecret(environment);
-    const id = await credentialsRepo.insert(tx, {
-      accountId: input.accountId,
-      name: input.name ?? 'Root credential',
-      environment,
-      authMode: input.authMode ?? 'autonomous',
-      permissions: input.permissions,
-      secretHash: hash,
-      secretLast4: last4,
-      issuerId: null,
-      expiresAt: null,
-      revision: newRevision(),
-      now: this.now(),
-    });
+    const id = await credentialsRepo.insert(
+      { tx },
+      {
+        accountId: input.accountId,
+        name: input.name ?? 'Root credential',
+        environment,
+        authMode: input.authMode ?? 'autonomous',
+        permissions: input.permissions,
+        secretHash: hash,
+        secretLast4: last4,
+        issuerId: null,
+        expiresAt: null,
+        revision: newRevision(),
+        now: this.now(),
+      },
+    );
     return { id, secret };
   }
 
   /** revoke / suspend / expire from the CLI (no API call can suspend or expire). */
   async setCredentialStatus(id: number, status: 'revoked' | 'suspended' | 'expired' | 'active') {
-    const n = await accountsRepo.setCredentialStatus(this.db, id, status, this.now());
+    const n = await accountsRepo.setCredentialStatus({ tx: this.db }, id, status, this.now());
     if (!n) throw new AppError('not_found');
     return { id, status };
   }
@@ -131,43 +137,46 @@ export class AccountsService {
     input: { accountId: number; email: string; password: string },
     tx: Tx = this.db,
   ) {
-    if (!(await accountsRepo.exists(tx, input.accountId))) throw new AppError('not_found');
+    if (!(await accountsRepo.exists({ tx }, input.accountId))) throw new AppError('not_found');
     const totpSecret = generateSecret();
-    const id = await adminsRepo.insert(tx, {
-      accountId: input.accountId,
-      email: input.email,
-      passwordHash: await hashPassword(input.password),
-      totpSecret: seal(this.secretsKey, totpSecret, TOTP_CONTEXT),
-      now: this.now(),
-    });
+    const id = await adminsRepo.insert(
+      { tx },
+      {
+        accountId: input.accountId,
+        email: input.email,
+        passwordHash: await hashPassword(input.password),
+        totpSecret: seal(this.secretsKey, totpSecret, TOTP_CONTEXT),
+        now: this.now(),
+      },
+    );
     return { id, totpSecret };
   }
 
   async linkAdmin(adminId: number, credentialId: number, tx: Tx = this.db) {
-    const adminAccount = await adminsRepo.accountOf(tx, adminId);
-    const credentialAccount = await accountsRepo.credentialAccount(tx, credentialId);
+    const adminAccount = await adminsRepo.accountOf({ tx }, adminId);
+    const credentialAccount = await accountsRepo.credentialAccount({ tx }, credentialId);
     if (adminAccount === null || credentialAccount === null) throw new AppError('not_found');
     if (adminAccount !== credentialAccount) throw new AppError('tenant_mismatch');
-    await credentialsRepo.link(tx, credentialId, adminId, this.now());
+    await credentialsRepo.link({ tx }, credentialId, adminId, this.now());
     return { admin_id: adminId, credential_id: credentialId };
   }
 
   async unlinkAdmin(adminId: number, credentialId: number) {
-    const n = await credentialsRepo.unlink(this.db, credentialId, adminId);
+    const n = await credentialsRepo.unlink({ tx: this.db }, credentialId, adminId);
     if (!n) throw new AppError('not_found');
     return { admin_id: adminId, credential_id: credentialId };
   }
 
   async removeAdmin(id: number) {
-    if (!(await adminsRepo.remove(this.db, id))) throw new AppError('not_found');
+    if (!(await adminsRepo.remove({ tx: this.db }, id))) throw new AppError('not_found');
     return { id, status: 'removed' };
   }
 
   async createLegacyKey(accountId: number, tx: Tx = this.db) {
-    if (!(await accountsRepo.exists(tx, accountId))) throw new AppError('not_found');
+    if (!(await accountsRepo.exists({ tx }, accountId))) throw new AppError('not_found');
     // Legacy keys have their own shape, so a v3 secret can never be mistaken for one (and back).
     const key = randomBase62(24);
-    await legacyKeysRepo.insert(tx, accountId, sha256(key), this.now());
+    await legacyKeysRepo.insert({ tx }, accountId, sha256(key), this.now());
     return { key };
   }
 }

@@ -69,11 +69,11 @@ const auditPages = pages({ list: 'requests', sorts: { '-created_at': keyset('id'
 
 export const auditRepo = {
   /** A whole batch lands or none of it: every request of the batch gets the same answer. */
-  insertMany(tx: Tx, entries: AuditEntry[]): Promise<void> {
-    return insertMany(tx, 'audit_entries', entries.map(auditRow));
+  insertMany({ tx }: { tx: Tx }, entries: AuditEntry[]): Promise<void> {
+    return insertMany({ tx }, 'audit_entries', entries.map(auditRow));
   },
 
-  async get(tx: Tx, accountId: number, requestId: string): Promise<AuditEntry | null> {
+  async get({ tx }: { tx: Tx }, accountId: number, requestId: string): Promise<AuditEntry | null> {
     const r = await tx('audit_entries')
       .where({ request_id: requestId, account_id: accountId })
       .first();
@@ -82,7 +82,7 @@ export const auditRepo = {
 
   /** One page of the account's entries, newest first (index audit_entries (account_id, id)). */
   page(
-    tx: Tx,
+    { tx }: { tx: Tx },
     cursors: CursorCodec,
     accountId: number,
     f: AuditFilters,
@@ -167,7 +167,7 @@ export class AuditService {
   private async write(batch: Pending[]): Promise<void> {
     try {
       await auditRepo.insertMany(
-        this.db,
+        { tx: this.db },
         batch.map((p) => p.entry),
       );
       for (const p of batch) p.resolve();
@@ -175,17 +175,19 @@ export class AuditService {
       if (batch.length === 1) return batch[0]!.reject(err);
       // One bad entry must not fail the other requests of its batch: each goes again on its own.
       await Promise.all(
-        batch.map((p) => auditRepo.insertMany(this.db, [p.entry]).then(p.resolve, p.reject)),
+        batch.map((p) =>
+          auditRepo.insertMany({ tx: this.db }, [p.entry]).then(p.resolve, p.reject),
+        ),
       );
     }
   }
 
   get(accountId: number, requestId: string): Promise<AuditEntry | null> {
-    return auditRepo.get(this.db, accountId, requestId);
+    return auditRepo.get({ tx: this.db }, accountId, requestId);
   }
 
   list(accountId: number, f: AuditFilters, p: PageParams): Promise<PageResult<AuditEntry>> {
     if (!this.cursors) throw new Error('AuditService: no cursor codec to list with');
-    return auditRepo.page(this.db, this.cursors, accountId, f, p);
+    return auditRepo.page({ tx: this.db }, this.cursors, accountId, f, p);
   }
 }

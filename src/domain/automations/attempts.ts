@@ -14,7 +14,7 @@ export const COMMUNICATION_KIND = 'diamond.stage_communication';
 
 /** What the outbox gives this context: an email written in the caller's transaction. */
 export interface Outbox {
-  queue(tx: Tx, email: NewEmail): Promise<number>;
+  queue({ tx }: { tx: Tx }, email: NewEmail): Promise<number>;
 }
 
 export type AttemptStatus = 'queued' | 'sent' | 'failed' | 'skipped';
@@ -42,7 +42,7 @@ export class Attempts {
 
   /** Queues the stage's email in the outbox and records the attempt that carries it. */
   async communicate(
-    tx: Tx,
+    { tx }: { tx: Tx },
     auth: AuthContext,
     m: Membership,
     stage: Stage,
@@ -50,19 +50,22 @@ export class Attempts {
     eventId: number | null,
     mode: 'initial' | 'failed',
   ): Promise<number> {
-    const emailId = await this.outbox.queue(tx, {
-      accountId: m.accountId,
-      userId: m.userId,
-      to,
-      kind: COMMUNICATION_KIND,
-      subject: stage.communication.subject,
-      body: stage.communication.body,
-    });
-    return this.insert(tx, auth, m, emailId, eventId, mode, 1, 'queued');
+    const emailId = await this.outbox.queue(
+      { tx },
+      {
+        accountId: m.accountId,
+        userId: m.userId,
+        to,
+        kind: COMMUNICATION_KIND,
+        subject: stage.communication.subject,
+        body: stage.communication.body,
+      },
+    );
+    return this.insert({ tx }, auth, m, emailId, eventId, mode, 1, 'queued');
   }
 
   insert(
-    tx: Tx,
+    { tx }: { tx: Tx },
     auth: AuthContext,
     m: Membership,
     emailId: number | null,
@@ -73,7 +76,7 @@ export class Attempts {
   ): Promise<number> {
     const now = this.clock.now().toISOString();
     return repo.insertAttempt(
-      tx,
+      { tx },
       {
         accountId: m.accountId,
         membershipId: m.id,
@@ -91,10 +94,10 @@ export class Attempts {
   }
 
   /** An attempt's status is its email's: the outbox job settles it (sent, failed, suppressed). */
-  async resolve(tx: Tx, rows: AttemptRow[]): Promise<ProcessingAttempt[]> {
+  async resolve({ tx }: { tx: Tx }, rows: AttemptRow[]): Promise<ProcessingAttempt[]> {
     const out: ProcessingAttempt[] = [];
     for (const a of rows) {
-      const email = a.emailId === null ? null : await outboxRepo.get(tx, a.emailId);
+      const email = a.emailId === null ? null : await outboxRepo.get({ tx }, a.emailId);
       let status: AttemptStatus = a.status;
       let error: ProcessingAttempt['error'] = null;
       if (email?.status === 'sent') status = 'sent';

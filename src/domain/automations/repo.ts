@@ -101,18 +101,18 @@ export const automationsRepo = {
   mapDiamond,
 
   /** stages is JSON text. */
-  async insertDiamond(tx: Tx, d: NewDiamond, now: string): Promise<number> {
-    return insertId(tx, 'diamonds', newRow({ ...d, stages: JSON.stringify(d.stages) }, now));
+  async insertDiamond({ tx }: { tx: Tx }, d: NewDiamond, now: string): Promise<number> {
+    return insertId({ tx }, 'diamonds', newRow({ ...d, stages: JSON.stringify(d.stages) }, now));
   },
 
-  async getDiamond(tx: Tx, accountId: number, id: number): Promise<Diamond | null> {
+  async getDiamond({ tx }: { tx: Tx }, accountId: number, id: number): Promise<Diamond | null> {
     const r = await tx('diamonds').where({ account_id: accountId, id }).first();
     return r ? mapDiamond(r) : null;
   },
 
   /** A membership starts at the first stage. */
-  async insertMembership(tx: Tx, m: NewMembership, now: string): Promise<number> {
-    return insertId(tx, 'diamond_memberships', newRow({ ...m, stagePosition: 1 }, now));
+  async insertMembership({ tx }: { tx: Tx }, m: NewMembership, now: string): Promise<number> {
+    return insertId({ tx }, 'diamond_memberships', newRow({ ...m, stagePosition: 1 }, now));
   },
 
   /**
@@ -121,7 +121,7 @@ export const automationsRepo = {
    * write transactions one at a time anyway).
    */
   async getMembership(
-    tx: Tx,
+    { tx }: { tx: Tx },
     accountId: number,
     diamondId: number,
     id: number,
@@ -142,7 +142,7 @@ export const automationsRepo = {
    * revision): a concurrent move makes this hit no row. Returns the rows hit.
    */
   async moveMembership(
-    tx: Tx,
+    { tx }: { tx: Tx },
     m: Membership,
     to: StageMove,
     now: string,
@@ -153,21 +153,21 @@ export const automationsRepo = {
     return q.update(changedRow(to, now));
   },
 
-  async insertAttempt(tx: Tx, a: NewAttempt, now: string): Promise<number> {
-    return insertId(tx, 'diamond_processing_attempts', {
+  async insertAttempt({ tx }: { tx: Tx }, a: NewAttempt, now: string): Promise<number> {
+    return insertId({ tx }, 'diamond_processing_attempts', {
       ...toRow(a),
       created_at: now,
       updated_at: now,
     });
   },
 
-  async getAttempt(tx: Tx, id: number): Promise<AttemptRow | null> {
+  async getAttempt({ tx }: { tx: Tx }, id: number): Promise<AttemptRow | null> {
     const r = await tx('diamond_processing_attempts').where({ id }).first();
     return r ? mapAttempt(r) : null;
   },
 
   /** Oldest first. */
-  async attempts(tx: Tx, membershipId: number): Promise<AttemptRow[]> {
+  async attempts({ tx }: { tx: Tx }, membershipId: number): Promise<AttemptRow[]> {
     const rows = await tx('diamond_processing_attempts')
       .where({ membership_id: membershipId })
       .orderBy('id', 'asc');

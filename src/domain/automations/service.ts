@@ -60,8 +60,12 @@ export class AutomationsService {
     }));
     const now = this.clock.now().toISOString();
     return inTransaction(this.db, opts.tx, async (tx) => {
-      const id = await repo.insertDiamond(tx, { accountId, name: input.name.trim(), stages }, now);
-      return (await repo.getDiamond(tx, accountId, id))!;
+      const id = await repo.insertDiamond(
+        { tx },
+        { accountId, name: input.name.trim(), stages },
+        now,
+      );
+      return (await repo.getDiamond({ tx }, accountId, id))!;
     });
   }
 
@@ -74,7 +78,7 @@ export class AutomationsService {
   }
 
   async getDiamond(accountId: number, id: number | null, tx: Tx = this.db): Promise<Diamond> {
-    const d = id === null ? null : await repo.getDiamond(tx, accountId, id);
+    const d = id === null ? null : await repo.getDiamond({ tx }, accountId, id);
     if (!d) throw new AppError('not_found');
     return d;
   }
@@ -89,7 +93,7 @@ export class AutomationsService {
     const m =
       diamondId === null || id === null
         ? null
-        : await repo.getMembership(tx, accountId, diamondId, id, lock);
+        : await repo.getMembership({ tx }, accountId, diamondId, id, lock);
     if (!m) throw new AppError('not_found');
     return m;
   }
@@ -104,7 +108,7 @@ export class AutomationsService {
     const accountId = auth.account.id;
     return inTransaction(this.db, opts.tx, async (tx) => {
       const diamond = await this.getDiamond(accountId, diamondId, tx);
-      const user = userId === null ? null : await usersRepo.get(tx, accountId, userId);
+      const user = userId === null ? null : await usersRepo.get({ tx }, accountId, userId);
       if (!user) {
         const message = 'No student of the account has this id.';
         throw new AppError('validation_failed', {
@@ -116,7 +120,7 @@ export class AutomationsService {
       let id: number;
       try {
         id = await repo.insertMembership(
-          tx,
+          { tx },
           { accountId, diamondId: diamond.id, userId: user.id, stage: first.key },
           now,
         );
@@ -125,8 +129,8 @@ export class AutomationsService {
           throw new AppError('already_exists', { details: [detail('user_id', 'already_exists')] });
         throw err;
       }
-      const m = (await repo.getMembership(tx, accountId, diamond.id, id))!;
-      await this.sending.communicate(tx, auth, m, first, user.email, null, 'initial');
+      const m = (await repo.getMembership({ tx }, accountId, diamond.id, id))!;
+      await this.sending.communicate({ tx }, auth, m, first, user.email, null, 'initial');
       return m;
     });
   }
@@ -146,7 +150,7 @@ export class AutomationsService {
     const accountId = auth.account.id;
     return inTransaction(this.db, opts.tx, async (tx) => {
       const target = async (m: Membership) => {
-        const diamond = (await repo.getDiamond(tx, accountId, m.diamondId))!;
+        const diamond = (await repo.getDiamond({ tx }, accountId, m.diamondId))!;
         const position = diamond.stages.findIndex((s) => s.key === input.stage) + 1;
         if (position === 0) {
           const values = diamond.stages.map((st) => st.key).join(', ');
@@ -170,7 +174,7 @@ export class AutomationsService {
           to = await target(m);
           const now = this.clock.now().toISOString();
           const move = { stage: to.stage.key, stagePosition: to.position };
-          return repo.moveMembership(tx, m, move, now, guard);
+          return repo.moveMembership({ tx }, m, move, now, guard);
         },
         lost: async () => lost(ifMatch),
       });
@@ -187,10 +191,10 @@ export class AutomationsService {
           reason: input.reason,
         },
       });
-      const user = await usersRepo.get(tx, accountId, m.userId);
-      const moved = (await repo.getMembership(tx, accountId, m.diamondId, m.id))!;
+      const user = await usersRepo.get({ tx }, accountId, m.userId);
+      const moved = (await repo.getMembership({ tx }, accountId, m.diamondId, m.id))!;
       await this.sending.communicate(
-        tx,
+        { tx },
         auth,
         moved,
         targetStage,
@@ -208,7 +212,7 @@ export class AutomationsService {
     membershipId: number | null,
   ): Promise<ProcessingAttempt[]> {
     const m = await this.getMembership(accountId, diamondId, membershipId);
-    return this.sending.resolve(this.db, await repo.attempts(this.db, m.id));
+    return this.sending.resolve({ tx: this.db }, await repo.attempts({ tx: this.db }, m.id));
   }
 
   /**
@@ -225,13 +229,22 @@ export class AutomationsService {
     const accountId = auth.account.id;
     return inTransaction(this.db, opts.tx, async (tx) => {
       const m = await this.getMembership(accountId, diamondId, membershipId, tx, true);
-      const current = (await repo.attempts(tx, m.id)).filter((a) => a.stage === m.stage);
-      const resolved = await this.sending.resolve(tx, current);
+      const current = (await repo.attempts({ tx }, m.id)).filter((a) => a.stage === m.stage);
+      const resolved = await this.sending.resolve({ tx }, current);
       const latest = resolved.filter((a) => a.status !== 'skipped').at(-1);
       const eventId = latest?.eventId ?? null;
       if (!latest || resolved.some((a) => a.status === 'sent')) {
-        const id = await this.sending.insert(tx, auth, m, null, eventId, 'failed', 0, 'skipped');
-        return (await this.sending.resolve(tx, [(await repo.getAttempt(tx, id))!]))[0]!;
+        const id = await this.sending.insert(
+          { tx },
+          auth,
+          m,
+          null,
+          eventId,
+          'failed',
+          0,
+          'skipped',
+        );
+        return (await this.sending.resolve({ tx }, [(await repo.getAttempt({ tx }, id))!]))[0]!;
       }
       if (latest.status === 'queued') {
         throw new AppError('state_conflict', {
@@ -244,11 +257,19 @@ export class AutomationsService {
           ],
         });
       }
-      const diamond = (await repo.getDiamond(tx, accountId, m.diamondId))!;
+      const diamond = (await repo.getDiamond({ tx }, accountId, m.diamondId))!;
       const stage = diamond.stages.find((s) => s.key === m.stage)!;
-      const user = await usersRepo.get(tx, accountId, m.userId);
-      const id = await this.sending.communicate(tx, auth, m, stage, user!.email, eventId, 'failed');
-      return (await this.sending.resolve(tx, [(await repo.getAttempt(tx, id))!]))[0]!;
+      const user = await usersRepo.get({ tx }, accountId, m.userId);
+      const id = await this.sending.communicate(
+        { tx },
+        auth,
+        m,
+        stage,
+        user!.email,
+        eventId,
+        'failed',
+      );
+      return (await this.sending.resolve({ tx }, [(await repo.getAttempt({ tx }, id))!]))[0]!;
     });
   }
 }

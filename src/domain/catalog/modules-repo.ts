@@ -71,33 +71,38 @@ const modulePages = pages({
 export const modulesRepo = {
   map,
 
-  async get(tx: Tx, accountId: number, productId: number, id: number): Promise<Module | null> {
+  async get(
+    { tx }: { tx: Tx },
+    accountId: number,
+    productId: number,
+    id: number,
+  ): Promise<Module | null> {
     const r = await tx('modules')
       .where({ account_id: accountId, product_id: productId, id })
       .first();
     return r ? map(r) : null;
   },
 
-  async findCopy(tx: Tx, accountId: number, sourceId: number): Promise<Module | null> {
+  async findCopy({ tx }: { tx: Tx }, accountId: number, sourceId: number): Promise<Module | null> {
     const r = await tx('modules').where({ account_id: accountId, source_id: sourceId }).first();
     return r ? map(r) : null;
   },
 
   /** One page of the product's modules, in position order by default. */
   page(
-    tx: Tx,
+    { tx }: { tx: Tx },
     cursors: CursorCodec,
     accountId: number,
     productId: number,
     f: ModuleFilters,
     p: PageParams,
   ) {
-    const query = modulesRepo.listQuery(tx, productId, f);
+    const query = modulesRepo.listQuery({ tx }, productId, f);
     return modulePages(query, cursors, { ...p, of: [accountId, productId], filters: { ...f } });
   },
 
   /** Unordered: paginate adds the keyset condition and ORDER BY (position, id). */
-  listQuery(tx: Tx, productId: number, f: ModuleFilters) {
+  listQuery({ tx }: { tx: Tx }, productId: number, f: ModuleFilters) {
     const q = tx('modules')
       .where('modules.product_id', productId)
       .where('modules.deleted', f.deleted);
@@ -108,7 +113,11 @@ export const modulesRepo = {
   },
 
   /** The modules of one parent outside the trash, in order. */
-  async siblings(tx: Tx, productId: number, parentId: number | null): Promise<Module[]> {
+  async siblings(
+    { tx }: { tx: Tx },
+    productId: number,
+    parentId: number | null,
+  ): Promise<Module[]> {
     const q = tx('modules').where({ product_id: productId, deleted: false });
     inParent(q, parentId);
     const rows = await q.orderBy([
@@ -119,7 +128,11 @@ export const modulesRepo = {
   },
 
   /** The next free position at the end of one parent (trashed modules keep theirs). */
-  async nextPosition(tx: Tx, productId: number, parentId: number | null): Promise<number> {
+  async nextPosition(
+    { tx }: { tx: Tx },
+    productId: number,
+    parentId: number | null,
+  ): Promise<number> {
     const q = tx('modules').where({ product_id: productId, deleted: false });
     inParent(q, parentId);
     const r: any = await q.max({ max: 'position' }).first();
@@ -127,7 +140,11 @@ export const modulesRepo = {
   },
 
   /** A group's modules outside the trash, or those its own deletion took with it. */
-  async children(tx: Tx, groupId: number, which: 'active' | 'trashed_with_it'): Promise<Module[]> {
+  async children(
+    { tx }: { tx: Tx },
+    groupId: number,
+    which: 'active' | 'trashed_with_it',
+  ): Promise<Module[]> {
     const q = tx('modules').where('parent_id', groupId);
     if (which === 'active') q.where('deleted', false);
     else q.where({ deleted: true, trashed_with: groupId });
@@ -139,15 +156,15 @@ export const modulesRepo = {
   },
 
   /** Every module of the product outside the trash, parents before their children. */
-  async activeOfProduct(tx: Tx, productId: number): Promise<Module[]> {
+  async activeOfProduct({ tx }: { tx: Tx }, productId: number): Promise<Module[]> {
     const rows = await tx('modules')
       .where({ product_id: productId, deleted: false })
       .orderByRaw('case when parent_id is null then 0 else 1 end, position, id');
     return rows.map(map);
   },
 
-  async insert(tx: Tx, m: NewModule, now: string): Promise<number> {
-    return insertId(tx, 'modules', newRow(fields(m), now));
+  async insert({ tx }: { tx: Tx }, m: NewModule, now: string): Promise<number> {
+    return insertId({ tx }, 'modules', newRow(fields(m), now));
   },
 
   /**
@@ -155,7 +172,7 @@ export const modulesRepo = {
    * (If-Match made atomic). Returns the rows hit.
    */
   async update(
-    tx: Tx,
+    { tx }: { tx: Tx },
     id: number,
     changes: Partial<ModuleFields>,
     now: string,

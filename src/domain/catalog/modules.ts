@@ -51,25 +51,34 @@ export class ModulesService {
 
   private now = () => this.clock.now().toISOString();
 
-  private async product(tx: Tx, accountId: number, productId: number | null): Promise<Product> {
-    const p = productId === null ? null : await productsRepo.get(tx, accountId, productId);
+  private async product(
+    { tx }: { tx: Tx },
+    accountId: number,
+    productId: number | null,
+  ): Promise<Product> {
+    const p = productId === null ? null : await productsRepo.get({ tx }, accountId, productId);
     if (!p) throw new AppError('not_found');
     return p;
   }
 
-  private async find(tx: Tx, accountId: number, productId: number | null, id: number | null) {
-    const p = await this.product(tx, accountId, productId);
-    const m = id === null ? null : await modulesRepo.get(tx, accountId, p.id, id);
+  private async find(
+    { tx }: { tx: Tx },
+    accountId: number,
+    productId: number | null,
+    id: number | null,
+  ) {
+    const p = await this.product({ tx }, accountId, productId);
+    const m = id === null ? null : await modulesRepo.get({ tx }, accountId, p.id, id);
     if (!m) throw new AppError('not_found');
     return m;
   }
 
   /** The parent a module of `kind` may have: null (top level) or an active group of `p`. */
-  private async parentFor(tx: Tx, p: Product, kind: ModuleKind, raw: string | null) {
+  private async parentFor({ tx }: { tx: Tx }, p: Product, kind: ModuleKind, raw: string | null) {
     if (raw === null) return null;
     if (kind === 'group') throw hierarchyViolation('group_not_top_level');
     const id = fromId(raw);
-    const parent = id === null ? null : await modulesRepo.get(tx, p.accountId, p.id, id);
+    const parent = id === null ? null : await modulesRepo.get({ tx }, p.accountId, p.id, id);
     if (!parent) throw hierarchyViolation('parent_not_found');
     if (parent.kind !== 'group') throw hierarchyViolation('parent_not_group');
     if (parent.deleted) throw hierarchyViolation('parent_in_trash');
@@ -82,7 +91,7 @@ export class ModulesService {
     q: ModuleListQuery,
     tx: Tx = this.db,
   ): Promise<PageResult<Module>> {
-    const p = await this.product(tx, accountId, productId);
+    const p = await this.product({ tx }, accountId, productId);
     const filters = {
       // Not an id a record can have -> a filter that matches nothing (0), not an error.
       parentId:
@@ -95,11 +104,11 @@ export class ModulesService {
       kind: q.kind,
       deleted: q.deleted ?? false,
     };
-    return modulesRepo.page(tx, this.cursors, accountId, p.id, filters, q);
+    return modulesRepo.page({ tx }, this.cursors, accountId, p.id, filters, q);
   }
 
   async get(accountId: number, productId: number | null, id: number | null, tx: Tx = this.db) {
-    return this.find(tx, accountId, productId, id);
+    return this.find({ tx }, accountId, productId, id);
   }
 
   async create(
@@ -109,12 +118,12 @@ export class ModulesService {
     opts: { tx?: Tx } = {},
   ): Promise<Module> {
     return inTransaction(this.db, opts.tx, async (tx) => {
-      const p = await this.product(tx, accountId, productId);
+      const p = await this.product({ tx }, accountId, productId);
       if (p.sourceId !== null) throw replicaReadonly();
-      await productsRepo.lock(tx, p.id);
-      const parentId = await this.parentFor(tx, p, input.kind, input.parent_id ?? null);
+      await productsRepo.lock({ tx }, p.id);
+      const parentId = await this.parentFor({ tx }, p, input.kind, input.parent_id ?? null);
       const id = await modulesRepo.insert(
-        tx,
+        { tx },
         {
           accountId,
           productId: p.id,
@@ -122,7 +131,7 @@ export class ModulesService {
           kind: input.kind,
           status: input.status ?? 'draft',
           name: input.name.trim(),
-          position: await modulesRepo.nextPosition(tx, p.id, parentId),
+          position: await modulesRepo.nextPosition({ tx }, p.id, parentId),
           deleted: false,
           trashedWith: null,
           settings: input.settings ?? null,
@@ -130,8 +139,8 @@ export class ModulesService {
         },
         this.now(),
       );
-      const m = (await modulesRepo.get(tx, accountId, p.id, id))!;
-      await this.replicas.module(tx, m, true);
+      const m = (await modulesRepo.get({ tx }, accountId, p.id, id))!;
+      await this.replicas.module({ tx }, m, true);
       return m;
     });
   }
@@ -148,7 +157,7 @@ export class ModulesService {
       const restoring = (m: Module) => m.deleted && input.deleted === false;
       const m = await guardedWrite({
         load: async () => {
-          const m = await this.find(tx, accountId, productId, id);
+          const m = await this.find({ tx }, accountId, productId, id);
           const readonly = Object.keys(input).filter((k) => k !== 'status');
           if (m.sourceId !== null && readonly.length) throw replicaReadonly(readonly);
           return m;
@@ -159,18 +168,18 @@ export class ModulesService {
           if (m.deleted && !restoring(m) && others.length) throw stateConflict('in_trash');
         },
         write: async (m, guard) =>
-          modulesRepo.update(tx, m.id, await this.changes(tx, m, input), this.now(), guard),
+          modulesRepo.update({ tx }, m.id, await this.changes({ tx }, m, input), this.now(), guard),
       });
-      let updated = (await modulesRepo.get(tx, accountId, m.productId, m.id))!;
+      let updated = (await modulesRepo.get({ tx }, accountId, m.productId, m.id))!;
       if (restoring(m) && m.kind === 'group') {
-        for (const child of await modulesRepo.children(tx, m.id, 'trashed_with_it'))
-          await this.write(tx, child, { deleted: false, trashedWith: null });
+        for (const child of await modulesRepo.children({ tx }, m.id, 'trashed_with_it'))
+          await this.write({ tx }, child, { deleted: false, trashedWith: null });
       }
       if (input.deleted === true && !m.deleted) {
-        if ((await this.trash(tx, updated)) === 0) throw new AppError('not_found');
-        updated = (await modulesRepo.get(tx, accountId, m.productId, m.id))!;
+        if ((await this.trash({ tx }, updated)) === 0) throw new AppError('not_found');
+        updated = (await modulesRepo.get({ tx }, accountId, m.productId, m.id))!;
       }
-      await this.replicas.module(tx, updated, input.status !== undefined);
+      await this.replicas.module({ tx }, updated, input.status !== undefined);
       return updated;
     });
   }
@@ -186,19 +195,23 @@ export class ModulesService {
     await inTransaction(this.db, opts.tx, async (tx) => {
       await guardedWrite({
         load: async () => {
-          const m = await this.find(tx, accountId, productId, id);
+          const m = await this.find({ tx }, accountId, productId, id);
           if (m.sourceId !== null) throw replicaReadonly();
           return m;
         },
         ifMatch,
         // One already in the trash stays there: nothing to write, nothing lost.
-        write: async (m, guard) => (m.deleted ? 1 : this.trash(tx, m, guard)),
+        write: async (m, guard) => (m.deleted ? 1 : this.trash({ tx }, m, guard)),
       });
     });
   }
 
   /** The fields `input` changes; moved or restored, the module goes to its parent's end. */
-  private async changes(tx: Tx, m: Module, input: ModuleInput): Promise<Partial<ModuleFields>> {
+  private async changes(
+    { tx }: { tx: Tx },
+    m: Module,
+    input: ModuleInput,
+  ): Promise<Partial<ModuleFields>> {
     const restoring = m.deleted && input.deleted === false;
     const changes: Partial<ModuleFields> = {};
     if (input.name !== undefined) changes.name = input.name.trim();
@@ -206,13 +219,13 @@ export class ModulesService {
     if (input.settings !== undefined) changes.settings = input.settings;
     if (input.image !== undefined) changes.image = input.image;
     if (input.parent_id !== undefined || restoring) {
-      const p = await this.product(tx, m.accountId, m.productId);
-      await productsRepo.lock(tx, p.id);
+      const p = await this.product({ tx }, m.accountId, m.productId);
+      await productsRepo.lock({ tx }, p.id);
       const raw = input.parent_id !== undefined ? input.parent_id : toRaw(m.parentId);
-      const parentId = await this.parentFor(tx, p, m.kind, raw);
+      const parentId = await this.parentFor({ tx }, p, m.kind, raw);
       if (parentId !== m.parentId || restoring) {
         changes.parentId = parentId;
-        changes.position = await modulesRepo.nextPosition(tx, p.id, parentId);
+        changes.position = await modulesRepo.nextPosition({ tx }, p.id, parentId);
       }
     }
     if (restoring) Object.assign(changes, { deleted: false, trashedWith: null });
@@ -223,9 +236,9 @@ export class ModulesService {
    * A group takes its active modules with it (they remember it, to come back with it). Returns
    * the rows hit: 0 when the module is gone or, with `guard`, at another revision.
    */
-  private async trash(tx: Tx, m: Module, guard?: string): Promise<number> {
+  private async trash({ tx }: { tx: Tx }, m: Module, guard?: string): Promise<number> {
     const hit = await modulesRepo.update(
-      tx,
+      { tx },
       m.id,
       { deleted: true, trashedWith: null },
       this.now(),
@@ -233,12 +246,12 @@ export class ModulesService {
     );
     if (hit === 0) return 0;
     if (m.kind === 'group') {
-      for (const child of await modulesRepo.children(tx, m.id, 'active'))
-        await this.write(tx, child, { deleted: true, trashedWith: m.id });
+      for (const child of await modulesRepo.children({ tx }, m.id, 'active'))
+        await this.write({ tx }, child, { deleted: true, trashedWith: m.id });
     }
     await this.replicas.module(
-      tx,
-      (await modulesRepo.get(tx, m.accountId, m.productId, m.id))!,
+      { tx },
+      (await modulesRepo.get({ tx }, m.accountId, m.productId, m.id))!,
       false,
     );
     return hit;
@@ -252,11 +265,11 @@ export class ModulesService {
     opts: { tx?: Tx } = {},
   ): Promise<Module[]> {
     return inTransaction(this.db, opts.tx, async (tx) => {
-      const p = await this.product(tx, accountId, productId);
+      const p = await this.product({ tx }, accountId, productId);
       if (p.sourceId !== null) throw replicaReadonly();
-      await productsRepo.lock(tx, p.id);
-      const parentId = await this.parentFor(tx, p, 'module', input.parent_id ?? null);
-      const siblings = await modulesRepo.siblings(tx, p.id, parentId);
+      await productsRepo.lock({ tx }, p.id);
+      const parentId = await this.parentFor({ tx }, p, 'module', input.parent_id ?? null);
+      const siblings = await modulesRepo.siblings({ tx }, p.id, parentId);
       const byId = new Map(siblings.map((s) => [String(s.id), s]));
       const given = input.module_ids;
       if (
@@ -270,18 +283,22 @@ export class ModulesService {
         );
       for (const [i, key] of given.entries()) {
         const s = byId.get(key)!;
-        if (s.position !== i + 1) await this.write(tx, s, { position: i + 1 });
+        if (s.position !== i + 1) await this.write({ tx }, s, { position: i + 1 });
       }
-      return modulesRepo.siblings(tx, p.id, parentId);
+      return modulesRepo.siblings({ tx }, p.id, parentId);
     });
   }
 
   /** Writes one module (new revision) and brings its copies up to date. */
-  private async write(tx: Tx, m: Module, changes: Partial<ModuleFields>): Promise<void> {
-    await modulesRepo.update(tx, m.id, changes, this.now());
+  private async write(
+    { tx }: { tx: Tx },
+    m: Module,
+    changes: Partial<ModuleFields>,
+  ): Promise<void> {
+    await modulesRepo.update({ tx }, m.id, changes, this.now());
     await this.replicas.module(
-      tx,
-      (await modulesRepo.get(tx, m.accountId, m.productId, m.id))!,
+      { tx },
+      (await modulesRepo.get({ tx }, m.accountId, m.productId, m.id))!,
       false,
     );
   }

@@ -20,8 +20,8 @@ export class ReplicaSync {
   }
 
   /** Every account down the chain of replicas of `accountId`, each with the account it copies. */
-  private async *replicas(tx: Tx, accountId: number, seen = new Set([accountId])) {
-    for (const id of await replicaAccountsRepo.replicasOf(tx, accountId)) {
+  private async *replicas({ tx }: { tx: Tx }, accountId: number, seen = new Set([accountId])) {
+    for (const id of await replicaAccountsRepo.replicasOf({ tx }, accountId)) {
       // Chains are acyclic by construction (replica_of names an older account); never loop anyway.
       if (seen.has(id)) continue;
       seen.add(id);
@@ -30,34 +30,44 @@ export class ReplicaSync {
   }
 
   /** Updates (or creates) the copies of a product; `withStatus` pushes its status too. */
-  async product(tx: Tx, source: Product, withStatus: boolean, seen?: Set<number>): Promise<void> {
+  async product(
+    { tx }: { tx: Tx },
+    source: Product,
+    withStatus: boolean,
+    seen?: Set<number>,
+  ): Promise<void> {
     const chain = seen ?? new Set([source.accountId]);
-    for await (const accountId of this.replicas(tx, source.accountId, chain)) {
-      const copy = await this.productCopy(tx, accountId, source, withStatus);
-      await this.product(tx, copy, withStatus, chain);
+    for await (const accountId of this.replicas({ tx }, source.accountId, chain)) {
+      const copy = await this.productCopy({ tx }, accountId, source, withStatus);
+      await this.product({ tx }, copy, withStatus, chain);
     }
   }
 
   /** Updates (or creates) the copies of a module, and of its product and group if missing. */
-  async module(tx: Tx, source: Module, withStatus: boolean, seen?: Set<number>): Promise<void> {
+  async module(
+    { tx }: { tx: Tx },
+    source: Module,
+    withStatus: boolean,
+    seen?: Set<number>,
+  ): Promise<void> {
     const chain = seen ?? new Set([source.accountId]);
-    for await (const accountId of this.replicas(tx, source.accountId, chain)) {
-      const copy = await this.moduleCopy(tx, accountId, source, withStatus);
-      await this.module(tx, copy, withStatus, chain);
+    for await (const accountId of this.replicas({ tx }, source.accountId, chain)) {
+      const copy = await this.moduleCopy({ tx }, accountId, source, withStatus);
+      await this.module({ tx }, copy, withStatus, chain);
     }
   }
 
   private async productCopy(
-    tx: Tx,
+    { tx }: { tx: Tx },
     accountId: number,
     source: Product,
     withStatus: boolean,
   ): Promise<Product> {
     const now = this.clock.now().toISOString();
-    const copy = await productsRepo.findCopy(tx, accountId, source.id);
+    const copy = await productsRepo.findCopy({ tx }, accountId, source.id);
     if (!copy) {
       const id = await productsRepo.insert(
-        tx,
+        { tx },
         {
           accountId,
           sourceId: source.id,
@@ -67,8 +77,8 @@ export class ReplicaSync {
         },
         now,
       );
-      const created = (await productsRepo.get(tx, accountId, id))!;
-      await this.schedules.createDefault(tx, created);
+      const created = (await productsRepo.get({ tx }, accountId, id))!;
+      await this.schedules.createDefault({ tx }, created);
       return created;
     }
     const changes: Partial<ProductFields> = {};
@@ -76,33 +86,37 @@ export class ReplicaSync {
     if (copy.description !== source.description) changes.description = source.description;
     if (withStatus && copy.status !== source.status) changes.status = source.status;
     if (!Object.keys(changes).length) return copy;
-    await productsRepo.update(tx, copy.id, changes, now);
-    return (await productsRepo.get(tx, accountId, copy.id))!;
+    await productsRepo.update({ tx }, copy.id, changes, now);
+    return (await productsRepo.get({ tx }, accountId, copy.id))!;
   }
 
-  private async ensureProductCopy(tx: Tx, accountId: number, source: Module): Promise<Product> {
-    const copy = await productsRepo.findCopy(tx, accountId, source.productId);
+  private async ensureProductCopy(
+    { tx }: { tx: Tx },
+    accountId: number,
+    source: Module,
+  ): Promise<Product> {
+    const copy = await productsRepo.findCopy({ tx }, accountId, source.productId);
     if (copy) return copy;
-    const product = (await productsRepo.get(tx, source.accountId, source.productId))!;
-    return this.productCopy(tx, accountId, product, true);
+    const product = (await productsRepo.get({ tx }, source.accountId, source.productId))!;
+    return this.productCopy({ tx }, accountId, product, true);
   }
 
   private async moduleCopy(
-    tx: Tx,
+    { tx }: { tx: Tx },
     accountId: number,
     source: Module,
     withStatus: boolean,
   ): Promise<Module> {
     const now = this.clock.now().toISOString();
-    const product = await this.ensureProductCopy(tx, accountId, source);
+    const product = await this.ensureProductCopy({ tx }, accountId, source);
     let parentId: number | null = null;
     if (source.parentId !== null) {
       const parent =
-        (await modulesRepo.findCopy(tx, accountId, source.parentId)) ??
+        (await modulesRepo.findCopy({ tx }, accountId, source.parentId)) ??
         (await this.moduleCopy(
-          tx,
+          { tx },
           accountId,
-          (await modulesRepo.get(tx, source.accountId, source.productId, source.parentId))!,
+          (await modulesRepo.get({ tx }, source.accountId, source.productId, source.parentId))!,
           true,
         ));
       parentId = parent.id;
@@ -118,10 +132,10 @@ export class ReplicaSync {
       settings: source.settings,
       image: source.image,
     };
-    const copy = await modulesRepo.findCopy(tx, accountId, source.id);
+    const copy = await modulesRepo.findCopy({ tx }, accountId, source.id);
     if (!copy) {
       const id = await modulesRepo.insert(
-        tx,
+        { tx },
         {
           accountId,
           productId: product.id,
@@ -131,7 +145,7 @@ export class ReplicaSync {
         },
         now,
       );
-      return (await modulesRepo.get(tx, accountId, product.id, id))!;
+      return (await modulesRepo.get({ tx }, accountId, product.id, id))!;
     }
     const changes: Partial<ModuleFields> = {};
     for (const k of Object.keys(content) as (keyof typeof content)[]) {
@@ -144,7 +158,7 @@ export class ReplicaSync {
     }
     if (withStatus && copy.status !== source.status) changes.status = source.status;
     if (!Object.keys(changes).length) return copy;
-    await modulesRepo.update(tx, copy.id, changes, now);
-    return (await modulesRepo.get(tx, accountId, copy.productId, copy.id))!;
+    await modulesRepo.update({ tx }, copy.id, changes, now);
+    return (await modulesRepo.get({ tx }, accountId, copy.productId, copy.id))!;
   }
 }

@@ -27,7 +27,7 @@ const map = (r: any): Product => ({
 });
 
 /** modules_count is derived, never stored, so it cannot drift from the modules table. */
-const withCount = (tx: Tx) =>
+const withCount = ({ tx }: { tx: Tx }) =>
   tx.raw(
     '(select count(*) from modules where modules.product_id = products.id and modules.deleted = ?) as modules_count',
     [false],
@@ -43,11 +43,11 @@ const productPages = pages({
 export const productsRepo = {
   map,
 
-  async get(tx: Tx, accountId: number, id: number): Promise<Product | null> {
+  async get({ tx }: { tx: Tx }, accountId: number, id: number): Promise<Product | null> {
     // Fixed SQL prepared once (knex compiles and SQLite prepares anew on every call): every
     // grant's welcome email reads its product.
     const r = await firstRow(
-      tx,
+      { tx },
       'SELECT products.*, (select count(*) from modules where modules.product_id = products.id ' +
         'and modules.deleted = ?) as modules_count FROM products WHERE account_id = ? AND id = ?',
       [false, accountId, id],
@@ -56,34 +56,34 @@ export const productsRepo = {
   },
 
   /** The copy of `sourceId` in a replica account, if it exists yet. */
-  async findCopy(tx: Tx, accountId: number, sourceId: number): Promise<Product | null> {
+  async findCopy({ tx }: { tx: Tx }, accountId: number, sourceId: number): Promise<Product | null> {
     const r = await tx('products')
       .where({ account_id: accountId, source_id: sourceId })
-      .first('products.*', withCount(tx));
+      .first('products.*', withCount({ tx }));
     return r ? map(r) : null;
   },
 
   /** One page of the account's products, newest first by default. */
   page(
-    tx: Tx,
+    { tx }: { tx: Tx },
     cursors: CursorCodec,
     accountId: number,
     f: { status?: PublicationStatus },
     p: PageParams,
   ) {
-    const query = productsRepo.listQuery(tx, accountId, f.status);
+    const query = productsRepo.listQuery({ tx }, accountId, f.status);
     return productPages(query, cursors, { ...p, of: [accountId], filters: f });
   },
 
   /** Unordered: paginate adds the keyset condition and ORDER BY (created_at, id). */
-  listQuery(tx: Tx, accountId: number, status: PublicationStatus | undefined) {
+  listQuery({ tx }: { tx: Tx }, accountId: number, status: PublicationStatus | undefined) {
     const q = tx('products').where('products.account_id', accountId);
     if (status !== undefined) q.where('products.status', status);
-    return q.select('products.*', withCount(tx));
+    return q.select('products.*', withCount({ tx }));
   },
 
-  async insert(tx: Tx, p: NewProduct, now: string): Promise<number> {
-    return insertId(tx, 'products', newRow(p, now));
+  async insert({ tx }: { tx: Tx }, p: NewProduct, now: string): Promise<number> {
+    return insertId({ tx }, 'products', newRow(p, now));
   },
 
   /**
@@ -91,7 +91,7 @@ export const productsRepo = {
    * (If-Match made atomic). Returns the rows hit.
    */
   async update(
-    tx: Tx,
+    { tx }: { tx: Tx },
     id: number,
     changes: Partial<ProductFields>,
     now: string,
@@ -103,13 +103,13 @@ export const productsRepo = {
   },
 
   /** Modules, schedules and copies in replica accounts go with it (ON DELETE CASCADE). */
-  async remove(tx: Tx, id: number, revision?: string): Promise<number> {
+  async remove({ tx }: { tx: Tx }, id: number, revision?: string): Promise<number> {
     const q = tx('products').where('id', id);
     if (revision !== undefined) q.where('revision', revision);
     return q.delete();
   },
 
-  async removeAccount(tx: Tx, accountId: number): Promise<number> {
+  async removeAccount({ tx }: { tx: Tx }, accountId: number): Promise<number> {
     return tx('products').where('account_id', accountId).delete();
   },
 
@@ -118,14 +118,14 @@ export const productsRepo = {
    * at a time. PostgreSQL: FOR NO KEY UPDATE (new modules' foreign-key checks do not wait);
    * SQLite drops the clause and needs none.
    */
-  async lock(tx: Tx, id: number): Promise<void> {
+  async lock({ tx }: { tx: Tx }, id: number): Promise<void> {
     await tx('products').where('id', id).forNoKeyUpdate().first('id');
   },
 };
 
 export const replicaAccountsRepo = {
   /** Accounts that replicate this one (`accounts.replica_of`). */
-  async replicasOf(tx: Tx, accountId: number): Promise<number[]> {
+  async replicasOf({ tx }: { tx: Tx }, accountId: number): Promise<number[]> {
     const rows = await tx('accounts').where('replica_of', accountId).orderBy('id').select('id');
     return rows.map((r: any) => Number(r.id));
   },

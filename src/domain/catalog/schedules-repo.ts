@@ -28,7 +28,7 @@ const map = (r: any): AccessSchedule => ({
   updatedAt: r.updated_at,
 });
 
-const base = (tx: Tx) =>
+const base = ({ tx }: { tx: Tx }) =>
   tx('access_schedules')
     .join('tags', 'tags.id', 'access_schedules.tag_id')
     .join('products', 'products.id', 'access_schedules.product_id')
@@ -50,7 +50,11 @@ const schedulePages = pages({
   map,
 });
 
-async function grantingDeliveries(tx: Tx, scheduleId: number, status?: string): Promise<number[]> {
+async function grantingDeliveries(
+  { tx }: { tx: Tx },
+  scheduleId: number,
+  status?: string,
+): Promise<number[]> {
   const q = tx('delivery_products')
     .join('deliveries', 'deliveries.id', 'delivery_products.delivery_id')
     .where('delivery_products.access_schedule_id', scheduleId);
@@ -63,12 +67,12 @@ export const schedulesRepo = {
   map,
 
   async get(
-    tx: Tx,
+    { tx }: { tx: Tx },
     accountId: number,
     productId: number,
     id: number,
   ): Promise<AccessSchedule | null> {
-    const r = await base(tx)
+    const r = await base({ tx })
       .where('access_schedules.account_id', accountId)
       .where('access_schedules.product_id', productId)
       .where('access_schedules.id', id)
@@ -78,31 +82,31 @@ export const schedulesRepo = {
 
   /** One page of the product's schedules (or of those in its trash), oldest first by default. */
   page(
-    tx: Tx,
+    { tx }: { tx: Tx },
     cursors: CursorCodec,
     accountId: number,
     productId: number,
     f: { deleted: boolean },
     p: PageParams,
   ) {
-    const query = schedulesRepo.listQuery(tx, productId, f.deleted);
+    const query = schedulesRepo.listQuery({ tx }, productId, f.deleted);
     return schedulePages(query, cursors, { ...p, of: [accountId, productId], filters: f });
   },
 
   /** Unordered: paginate adds the keyset condition and ORDER BY (created_at, id). */
-  listQuery(tx: Tx, productId: number, deleted: boolean) {
-    return base(tx)
+  listQuery({ tx }: { tx: Tx }, productId: number, deleted: boolean) {
+    return base({ tx })
       .where('access_schedules.product_id', productId)
       .where('access_schedules.deleted', deleted);
   },
 
-  async insert(tx: Tx, s: NewSchedule, now: string): Promise<number> {
-    return insertId(tx, 'access_schedules', newRow(s, now));
+  async insert({ tx }: { tx: Tx }, s: NewSchedule, now: string): Promise<number> {
+    return insertId({ tx }, 'access_schedules', newRow(s, now));
   },
 
   /** A new revision; with `revision`, only that (own) revision is overwritten. Rows hit. */
   async update(
-    tx: Tx,
+    { tx }: { tx: Tx },
     id: number,
     changes: { deleted: boolean },
     now: string,
@@ -118,12 +122,12 @@ export const schedulesRepo = {
   // the catalog must not depend back on it. ----
 
   /** Deliveries that grant this schedule, for `deliveries[]`, oldest first. */
-  async deliveries(tx: Tx, scheduleId: number): Promise<Delivery[]> {
-    return (await grantingDeliveries(tx, scheduleId)).map((id) => ({ id }));
+  async deliveries({ tx }: { tx: Tx }, scheduleId: number): Promise<Delivery[]> {
+    return (await grantingDeliveries({ tx }, scheduleId)).map((id) => ({ id }));
   },
 
   /** Active deliveries that grant this schedule: it cannot go to the trash while any exists. */
-  async activeDeliveries(tx: Tx, scheduleId: number): Promise<number> {
-    return (await grantingDeliveries(tx, scheduleId, 'active')).length;
+  async activeDeliveries({ tx }: { tx: Tx }, scheduleId: number): Promise<number> {
+    return (await grantingDeliveries({ tx }, scheduleId, 'active')).length;
   },
 };

@@ -40,19 +40,28 @@ export class SchedulesService {
     this.tags = tags;
   }
 
-  private async product(tx: Tx, accountId: number, productId: number | null): Promise<Product> {
-    const p = productId === null ? null : await productsRepo.get(tx, accountId, productId);
+  private async product(
+    { tx }: { tx: Tx },
+    accountId: number,
+    productId: number | null,
+  ): Promise<Product> {
+    const p = productId === null ? null : await productsRepo.get({ tx }, accountId, productId);
     if (!p) throw new AppError('not_found');
     return p;
   }
 
-  private async view(tx: Tx, s: AccessSchedule): Promise<ScheduleView> {
-    return { ...s, deliveries: await schedulesRepo.deliveries(tx, s.id) };
+  private async view({ tx }: { tx: Tx }, s: AccessSchedule): Promise<ScheduleView> {
+    return { ...s, deliveries: await schedulesRepo.deliveries({ tx }, s.id) };
   }
 
-  private async find(tx: Tx, accountId: number, productId: number | null, id: number | null) {
-    const p = await this.product(tx, accountId, productId);
-    const s = id === null ? null : await schedulesRepo.get(tx, accountId, p.id, id);
+  private async find(
+    { tx }: { tx: Tx },
+    accountId: number,
+    productId: number | null,
+    id: number | null,
+  ) {
+    const p = await this.product({ tx }, accountId, productId);
+    const s = id === null ? null : await schedulesRepo.get({ tx }, accountId, p.id, id);
     if (!s) throw new AppError('not_found');
     return s;
   }
@@ -62,18 +71,18 @@ export class SchedulesService {
    * after the product; when the account has a tag of that name, ` #<product id>` is appended
    * (and `-2`, `-3`... in the unlikely case that is taken too).
    */
-  async createDefault(tx: Tx, product: Product): Promise<void> {
+  async createDefault({ tx }: { tx: Tx }, product: Product): Promise<void> {
     let name = cut(product.name, TAG_NAME_MAX);
-    for (let i = 1; await tagsRepo.findByName(tx, product.accountId, name.toLowerCase()); i++) {
+    for (let i = 1; await tagsRepo.findByName({ tx }, product.accountId, name.toLowerCase()); i++) {
       const suffix = i === 1 ? ` #${product.id}` : ` #${product.id}-${i}`;
       name = cut(product.name, TAG_NAME_MAX - suffix.length) + suffix;
     }
     // Born with the product: same instant.
-    await this.insert(tx, product, name, true, product.createdAt);
+    await this.insert({ tx }, product, name, true, product.createdAt);
   }
 
   private async insert(
-    tx: Tx,
+    { tx }: { tx: Tx },
     product: Product,
     name: string,
     isDefault: boolean,
@@ -81,7 +90,7 @@ export class SchedulesService {
   ) {
     const tag = await this.tags.create(product.accountId, { name }, { tx });
     return schedulesRepo.insert(
-      tx,
+      { tx },
       {
         accountId: product.accountId,
         productId: product.id,
@@ -99,10 +108,10 @@ export class SchedulesService {
     q: ScheduleListQuery,
     tx: Tx = this.db,
   ): Promise<PageResult<ScheduleView>> {
-    const p = await this.product(tx, accountId, productId);
+    const p = await this.product({ tx }, accountId, productId);
     const deleted = q.deleted ?? false;
-    const page = await schedulesRepo.page(tx, this.cursors, accountId, p.id, { deleted }, q);
-    const rows = await Promise.all(page.rows.map((s) => this.view(tx, s)));
+    const page = await schedulesRepo.page({ tx }, this.cursors, accountId, p.id, { deleted }, q);
+    const rows = await Promise.all(page.rows.map((s) => this.view({ tx }, s)));
     return { rows, page: page.page };
   }
 
@@ -112,7 +121,7 @@ export class SchedulesService {
     id: number | null,
     tx: Tx = this.db,
   ): Promise<ScheduleView> {
-    return this.view(tx, await this.find(tx, accountId, productId, id));
+    return this.view({ tx }, await this.find({ tx }, accountId, productId, id));
   }
 
   async create(
@@ -122,10 +131,10 @@ export class SchedulesService {
     opts: { tx?: Tx } = {},
   ): Promise<ScheduleView> {
     return inTransaction(this.db, opts.tx, async (tx) => {
-      const p = await this.product(tx, accountId, productId);
+      const p = await this.product({ tx }, accountId, productId);
       if (p.sourceId !== null) throw replicaReadonly();
-      const id = await this.insert(tx, p, input.name, false);
-      return this.view(tx, (await schedulesRepo.get(tx, accountId, p.id, id))!);
+      const id = await this.insert({ tx }, p, input.name, false);
+      return this.view({ tx }, (await schedulesRepo.get({ tx }, accountId, p.id, id))!);
     });
   }
 
@@ -140,11 +149,11 @@ export class SchedulesService {
     return inTransaction(this.db, opts.tx, async (tx) => {
       const deleted = (s: AccessSchedule) => input.deleted ?? s.deleted;
       const s = await guardedWrite({
-        load: () => this.load(tx, accountId, productId, id, Object.keys(input)),
+        load: () => this.load({ tx }, accountId, productId, id, Object.keys(input)),
         ifMatch,
         check: async (s) => {
           if (deleted(s) && input.name !== undefined) throw stateConflict('in_trash');
-          if (deleted(s) && !s.deleted) await this.assertTrashable(tx, s);
+          if (deleted(s) && !s.deleted) await this.assertTrashable({ tx }, s);
         },
         write: async (s, guard) => {
           if (input.name !== undefined) {
@@ -153,10 +162,10 @@ export class SchedulesService {
             await this.tags.rename(accountId, s.tagId, { name: input.name }, tagMatch, { tx });
           }
           const own = guard === undefined ? undefined : s.ownRevision;
-          return schedulesRepo.update(tx, s.id, { deleted: deleted(s) }, this.now(), own);
+          return schedulesRepo.update({ tx }, s.id, { deleted: deleted(s) }, this.now(), own);
         },
       });
-      return this.view(tx, (await schedulesRepo.get(tx, accountId, s.productId, s.id))!);
+      return this.view({ tx }, (await schedulesRepo.get({ tx }, accountId, s.productId, s.id))!);
     });
   }
 
@@ -170,16 +179,16 @@ export class SchedulesService {
   ): Promise<void> {
     await inTransaction(this.db, opts.tx, async (tx) => {
       await guardedWrite({
-        load: () => this.load(tx, accountId, productId, id, []),
+        load: () => this.load({ tx }, accountId, productId, id, []),
         ifMatch,
         check: async (s) => {
-          if (!s.deleted) await this.assertTrashable(tx, s);
+          if (!s.deleted) await this.assertTrashable({ tx }, s);
         },
         // One already in the trash stays there: nothing to write, nothing lost.
         write: async (s, guard) => {
           if (s.deleted) return 1;
           const own = guard === undefined ? undefined : s.ownRevision;
-          return schedulesRepo.update(tx, s.id, { deleted: true }, this.now(), own);
+          return schedulesRepo.update({ tx }, s.id, { deleted: true }, this.now(), own);
         },
       });
     });
@@ -190,13 +199,13 @@ export class SchedulesService {
    * `revision`. A copy's is read-only: 403 before If-Match is looked at.
    */
   private async load(
-    tx: Tx,
+    { tx }: { tx: Tx },
     accountId: number,
     productId: number | null,
     id: number | null,
     fields: string[],
   ) {
-    const s = await this.find(tx, accountId, productId, id);
+    const s = await this.find({ tx }, accountId, productId, id);
     if (s.replica) throw replicaReadonly(fields);
     return { ...s, revision: revisionOf(s) };
   }
@@ -205,9 +214,9 @@ export class SchedulesService {
     return this.clock.now().toISOString();
   }
 
-  private async assertTrashable(tx: Tx, s: AccessSchedule): Promise<void> {
+  private async assertTrashable({ tx }: { tx: Tx }, s: AccessSchedule): Promise<void> {
     if (s.isDefault) throw stateConflict('default_schedule');
-    if ((await schedulesRepo.activeDeliveries(tx, s.id)) > 0)
+    if ((await schedulesRepo.activeDeliveries({ tx }, s.id)) > 0)
       throw stateConflict('schedule_in_use');
   }
 }

@@ -61,7 +61,7 @@ export class CatalogService {
   }
 
   async get(accountId: number, id: number | null, tx: Tx = this.db): Promise<Product> {
-    const p = id === null ? null : await productsRepo.get(tx, accountId, id);
+    const p = id === null ? null : await productsRepo.get({ tx }, accountId, id);
     if (!p) throw new AppError('not_found');
     return p;
   }
@@ -71,7 +71,7 @@ export class CatalogService {
     q: ProductListQuery,
     tx: Tx = this.db,
   ): Promise<PageResult<Product>> {
-    return productsRepo.page(tx, this.cursors, accountId, { status: q.status }, q);
+    return productsRepo.page({ tx }, this.cursors, accountId, { status: q.status }, q);
   }
 
   /** The product, its default access schedule (and tag), and its copies in replica accounts. */
@@ -83,7 +83,7 @@ export class CatalogService {
     const now = this.clock.now().toISOString();
     return inTransaction(this.db, opts.tx, async (tx) => {
       const id = await productsRepo.insert(
-        tx,
+        { tx },
         {
           accountId,
           sourceId: null,
@@ -93,9 +93,9 @@ export class CatalogService {
         },
         now,
       );
-      const p = (await productsRepo.get(tx, accountId, id))!;
-      await this.schedules.createDefault(tx, p);
-      await this.replicas.product(tx, p, true);
+      const p = (await productsRepo.get({ tx }, accountId, id))!;
+      await this.schedules.createDefault({ tx }, p);
+      await this.replicas.product({ tx }, p, true);
       return p;
     });
   }
@@ -123,10 +123,10 @@ export class CatalogService {
         },
         ifMatch,
         write: (p, guard) =>
-          productsRepo.update(tx, p.id, changes, this.clock.now().toISOString(), guard),
+          productsRepo.update({ tx }, p.id, changes, this.clock.now().toISOString(), guard),
       });
-      const updated = (await productsRepo.get(tx, accountId, p.id))!;
-      await this.replicas.product(tx, updated, input.status !== undefined);
+      const updated = (await productsRepo.get({ tx }, accountId, p.id))!;
+      await this.replicas.product({ tx }, updated, input.status !== undefined);
       return updated;
     });
   }
@@ -146,7 +146,7 @@ export class CatalogService {
           return p;
         },
         ifMatch,
-        write: (p, guard) => productsRepo.remove(tx, p.id, guard),
+        write: (p, guard) => productsRepo.remove({ tx }, p.id, guard),
       });
     });
   }
@@ -156,17 +156,25 @@ export class CatalogService {
    * replica accounts too, in the caller's transaction. A copy cannot be published from its
    * replica account (403 replica_readonly). Returns the product.
    */
-  async publishProduct(tx: Tx, accountId: number, productId: number | null): Promise<Product> {
+  async publishProduct(
+    { tx }: { tx: Tx },
+    accountId: number,
+    productId: number | null,
+  ): Promise<Product> {
     const p = await this.get(accountId, productId, tx);
     if (p.sourceId !== null) throw replicaReadonly();
     const now = () => this.clock.now().toISOString();
     const toPublished = { status: 'published' } as const;
-    if (p.status !== 'published') await productsRepo.update(tx, p.id, toPublished, now());
-    const published = (await productsRepo.get(tx, accountId, p.id))!;
-    await this.replicas.product(tx, published, true);
-    for (const m of await modulesRepo.activeOfProduct(tx, p.id)) {
-      if (m.status !== 'published') await modulesRepo.update(tx, m.id, toPublished, now());
-      await this.replicas.module(tx, (await modulesRepo.get(tx, accountId, p.id, m.id))!, true);
+    if (p.status !== 'published') await productsRepo.update({ tx }, p.id, toPublished, now());
+    const published = (await productsRepo.get({ tx }, accountId, p.id))!;
+    await this.replicas.product({ tx }, published, true);
+    for (const m of await modulesRepo.activeOfProduct({ tx }, p.id)) {
+      if (m.status !== 'published') await modulesRepo.update({ tx }, m.id, toPublished, now());
+      await this.replicas.module(
+        { tx },
+        (await modulesRepo.get({ tx }, accountId, p.id, m.id))!,
+        true,
+      );
     }
     await this.events.record(tx, {
       accountId,
@@ -180,7 +188,7 @@ export class CatalogService {
    * Deletes every catalog row of the account (products, modules, schedules) and, with them, their
    * copies in replica accounts. Tags, including schedules' tags, are not catalog rows: they stay.
    */
-  async resetAccount(tx: Tx, accountId: number): Promise<void> {
-    await productsRepo.removeAccount(tx, accountId);
+  async resetAccount({ tx }: { tx: Tx }, accountId: number): Promise<void> {
+    await productsRepo.removeAccount({ tx }, accountId);
   }
 }

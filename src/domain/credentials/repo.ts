@@ -57,13 +57,13 @@ const credentialPages = pages({
 
 export const credentialsRepo = {
   async findBySecretHash(
-    tx: Tx,
+    { tx }: { tx: Tx },
     hash: string,
   ): Promise<{ credential: Credential; account: AccountInfo } | null> {
     // Every v3 request runs this: on SQLite a kept row, read again only after a write to the
     // credentials or accounts tables (see src/db/reader.ts).
     const r = await firstRow<any>(
-      tx,
+      { tx },
       'SELECT c.*, a.sandbox AS account_sandbox, a.status AS account_status FROM credentials c ' +
         'JOIN accounts a ON a.id = c.account_id WHERE c.secret_hash = ?',
       [hash],
@@ -85,9 +85,9 @@ export const credentialsRepo = {
    * credential. One row, so SQLite keeps it with the credential lookup (see firstRow). UNION, not
    * UNION ALL: it ends even on a cycle no API can make.
    */
-  async chainState(tx: Tx, issuerId: number): Promise<ChainState> {
+  async chainState({ tx }: { tx: Tx }, issuerId: number): Promise<ChainState> {
     const r = await firstRow<any>(
-      tx,
+      { tx },
       'WITH RECURSIVE chain(id, issuer_id, status, expires_at) AS (' +
         'SELECT id, issuer_id, status, expires_at FROM credentials WHERE id = ? UNION ' +
         'SELECT c.id, c.issuer_id, c.status, c.expires_at FROM credentials c ' +
@@ -107,18 +107,24 @@ export const credentialsRepo = {
     };
   },
 
-  async get(tx: Tx, accountId: number, id: number): Promise<Credential | null> {
+  async get({ tx }: { tx: Tx }, accountId: number, id: number): Promise<Credential | null> {
     const r = await tx('credentials').where({ account_id: accountId, id }).first();
     return r ? map(r) : null;
   },
 
   /** One page of the account's credentials, newest first. */
-  page(tx: Tx, cursors: CursorCodec, accountId: number, f: { status?: string }, p: PageParams) {
-    const query = credentialsRepo.listQuery(tx, accountId, f.status);
+  page(
+    { tx }: { tx: Tx },
+    cursors: CursorCodec,
+    accountId: number,
+    f: { status?: string },
+    p: PageParams,
+  ) {
+    const query = credentialsRepo.listQuery({ tx }, accountId, f.status);
     return credentialPages(query, cursors, { ...p, of: [accountId], filters: f });
   },
 
-  listQuery(tx: Tx, accountId: number, status: string | undefined) {
+  listQuery({ tx }: { tx: Tx }, accountId: number, status: string | undefined) {
     const q = tx('credentials').where('account_id', accountId);
     if (status) q.where('status', status);
     return q.select('*');
@@ -126,8 +132,8 @@ export const credentialsRepo = {
 
   map,
 
-  async insert(tx: Tx, c: NewCredential): Promise<number> {
-    return insertId(tx, 'credentials', {
+  async insert({ tx }: { tx: Tx }, c: NewCredential): Promise<number> {
+    return insertId({ tx }, 'credentials', {
       account_id: c.accountId,
       name: c.name,
       secret_hash: c.secretHash,
@@ -149,7 +155,7 @@ export const credentialsRepo = {
    * revision the caller read; returns rows changed.
    */
   updateIf(
-    tx: Tx,
+    { tx }: { tx: Tx },
     id: number,
     revision: string,
     changes: { name?: string; permissions?: string[] },
@@ -162,7 +168,7 @@ export const credentialsRepo = {
   },
 
   /** Revokes the credential, only if the row still has the revision the caller read. */
-  revokeIf(tx: Tx, id: number, revision: string, now: string): Promise<number> {
+  revokeIf({ tx }: { tx: Tx }, id: number, revision: string, now: string): Promise<number> {
     return tx('credentials')
       .where({ id, revision })
       .update({ status: 'revoked', revoked_at: now, updated_at: now, revision: newRevision() });
@@ -170,12 +176,12 @@ export const credentialsRepo = {
 
   /** Revokes every credential issued by this one, directly or down the chain. */
   revokeIssuedBy(
-    tx: Tx,
+    { tx }: { tx: Tx },
     id: number,
     changes: { revokedAt: string; revision: string },
   ): Promise<number> {
     return execute(
-      tx,
+      { tx },
       "UPDATE credentials SET status = 'revoked', revoked_at = ?, updated_at = ?, revision = ? " +
         "WHERE status <> 'revoked' AND id IN (WITH RECURSIVE issued(id) AS (" +
         'SELECT id FROM credentials WHERE issuer_id = ? UNION ' +
@@ -185,42 +191,47 @@ export const credentialsRepo = {
     );
   },
 
-  async touch(tx: Tx, id: number, now: string): Promise<void> {
+  async touch({ tx }: { tx: Tx }, id: number, now: string): Promise<void> {
     await tx('credentials').where('id', id).update({ last_used_at: now });
   },
 
-  async hasUsage(tx: Tx, id: number): Promise<boolean> {
+  async hasUsage({ tx }: { tx: Tx }, id: number): Promise<boolean> {
     const r = await tx('audit_entries').where('credential_id', id).first('id');
     return Boolean(r);
   },
 
-  async remove(tx: Tx, id: number): Promise<void> {
+  async remove({ tx }: { tx: Tx }, id: number): Promise<void> {
     await tx('credentials').where('issuer_id', id).update({ issuer_id: null });
     await tx('credential_administrators').where('credential_id', id).delete();
     await tx('credentials').where('id', id).delete();
   },
 
-  async adminInAccount(tx: Tx, accountId: number, adminId: number): Promise<boolean> {
+  async adminInAccount({ tx }: { tx: Tx }, accountId: number, adminId: number): Promise<boolean> {
     const r = await tx('administrators')
       .where({ id: adminId, account_id: accountId, status: 'active' })
       .first('id');
     return Boolean(r);
   },
 
-  async getLink(tx: Tx, credentialId: number, adminId: number) {
+  async getLink({ tx }: { tx: Tx }, credentialId: number, adminId: number) {
     return tx('credential_administrators')
       .where({ credential_id: credentialId, admin_id: adminId })
       .first();
   },
 
-  async link(tx: Tx, credentialId: number, adminId: number, now: string): Promise<void> {
+  async link(
+    { tx }: { tx: Tx },
+    credentialId: number,
+    adminId: number,
+    now: string,
+  ): Promise<void> {
     await tx('credential_administrators')
       .insert({ credential_id: credentialId, admin_id: adminId, created_at: now })
       .onConflict(['credential_id', 'admin_id'])
       .ignore();
   },
 
-  async unlink(tx: Tx, credentialId: number, adminId: number): Promise<number> {
+  async unlink({ tx }: { tx: Tx }, credentialId: number, adminId: number): Promise<number> {
     return tx('credential_administrators')
       .where({ credential_id: credentialId, admin_id: adminId })
       .delete();

@@ -111,9 +111,9 @@ export class CredentialsService {
   }
 
   private async read(hash: string): Promise<Stored> {
-    const found = await repo.findBySecretHash(this.db, hash);
+    const found = await repo.findBySecretHash({ tx: this.db }, hash);
     if (!found || found.credential.issuerId === null) return { found, chain: null };
-    return { found, chain: await repo.chainState(this.db, found.credential.issuerId) };
+    return { found, chain: await repo.chainState({ tx: this.db }, found.credential.issuerId) };
   }
 
   private chainStatus(chain: ChainState): CredentialStatus {
@@ -129,11 +129,11 @@ export class CredentialsService {
    * it no longer exists. Open event streams re-check their credential with it.
    */
   async currentStatus(accountId: number, id: number): Promise<CredentialStatus | null> {
-    const c = await repo.get(this.db, accountId, id);
+    const c = await repo.get({ tx: this.db }, accountId, id);
     if (!c) return null;
     const own = this.effectiveStatus(c);
     if (c.issuerId === null) return own;
-    const chain = this.chainStatus(await repo.chainState(this.db, c.issuerId));
+    const chain = this.chainStatus(await repo.chainState({ tx: this.db }, c.issuerId));
     return FINALITY[chain] > FINALITY[own] ? chain : own;
   }
 
@@ -144,12 +144,12 @@ export class CredentialsService {
     if (last && now.getTime() - last < TOUCH_EVERY_MS) return;
     if (this.touched.size >= 10_000) this.touched.clear();
     this.touched.set(c.id, now.getTime());
-    await repo.touch(this.db, c.id, now.toISOString());
+    await repo.touch({ tx: this.db }, c.id, now.toISOString());
   }
 
   // Every read inside a write uses the write's transaction: SQLite has one connection.
   async get(auth: AuthContext, id: number | null, tx: Tx = this.db): Promise<Credential> {
-    const c = id === null ? null : await repo.get(tx, auth.account.id, id);
+    const c = id === null ? null : await repo.get({ tx }, auth.account.id, id);
     if (!c) throw new AppError('not_found');
     return c;
   }
@@ -158,7 +158,7 @@ export class CredentialsService {
   list(auth: AuthContext, q: { status?: string; limit?: number; cursor?: string }) {
     const { limit, cursor } = q;
     return repo.page(
-      this.db,
+      { tx: this.db },
       this.cursors,
       auth.account.id,
       { status: q.status },
@@ -229,20 +229,23 @@ export class CredentialsService {
     const expiresAt = this.childExpiry(auth.credential, input.expires_at, now);
     const tx = opts.tx ?? this.db;
     const { secret, hash, last4 } = newSecret(auth.credential.environment);
-    const id = await repo.insert(tx, {
-      accountId: auth.account.id,
-      name: input.name,
-      environment: auth.credential.environment,
-      authMode: input.auth_mode ?? 'autonomous',
-      permissions: input.permissions,
-      secretHash: hash,
-      secretLast4: last4,
-      issuerId: auth.credential.id,
-      expiresAt,
-      revision: newRevision(),
-      now,
-    });
-    return { credential: (await repo.get(tx, auth.account.id, id))!, secret };
+    const id = await repo.insert(
+      { tx },
+      {
+        accountId: auth.account.id,
+        name: input.name,
+        environment: auth.credential.environment,
+        authMode: input.auth_mode ?? 'autonomous',
+        permissions: input.permissions,
+        secretHash: hash,
+        secretLast4: last4,
+        issuerId: auth.credential.id,
+        expiresAt,
+        revision: newRevision(),
+        now,
+      },
+    );
+    return { credential: (await repo.get({ tx }, auth.account.id, id))!, secret };
   }
 
   async update(
@@ -266,10 +269,10 @@ export class CredentialsService {
       },
       // The revision read is part of the write even without If-Match, so a concurrent change
       // is a 412, never lost.
-      write: (c) => repo.updateIf(tx, c.id, c.revision, input, this.clock.now().toISOString()),
+      write: (c) => repo.updateIf({ tx }, c.id, c.revision, input, this.clock.now().toISOString()),
       lost: async () => new AppError('revision_mismatch'),
     });
-    return (await repo.get(tx, auth.account.id, c.id))!;
+    return (await repo.get({ tx }, auth.account.id, c.id))!;
   }
 
   async revoke(auth: AuthContext, id: number | null, opts: { tx?: Tx } = {}): Promise<Credential> {
@@ -282,7 +285,7 @@ export class CredentialsService {
         return c;
       },
       ifMatch: undefined,
-      write: (c) => repo.revokeIf(tx, c.id, c.revision, now),
+      write: (c) => repo.revokeIf({ tx }, c.id, c.revision, now),
       // Changed since it was read; a concurrent revocation makes this one a repeat.
       lost: async () => {
         const current = await this.get(auth, id, tx);
@@ -293,17 +296,17 @@ export class CredentialsService {
     });
     // Revocation is final, so what the credential issued is revoked with it. Authentication
     // checks the chain anyway; this makes their status say so.
-    await repo.revokeIssuedBy(tx, c.id, { revokedAt: now, revision: newRevision() });
-    return (await repo.get(tx, auth.account.id, c.id))!;
+    await repo.revokeIssuedBy({ tx }, c.id, { revokedAt: now, revision: newRevision() });
+    return (await repo.get({ tx }, auth.account.id, c.id))!;
   }
 
   async remove(auth: AuthContext, id: number | null, opts: { tx?: Tx } = {}): Promise<void> {
     const tx = opts.tx ?? this.db;
     const c = await this.manageable(auth, id, tx);
-    if (c.id === auth.credential.id || c.lastUsedAt || (await repo.hasUsage(tx, c.id))) {
+    if (c.id === auth.credential.id || c.lastUsedAt || (await repo.hasUsage({ tx }, c.id))) {
       throw new AppError('credential_not_removable');
     }
-    await repo.remove(tx, c.id);
+    await repo.remove({ tx }, c.id);
   }
 
   async linkAdmin(
@@ -315,11 +318,11 @@ export class CredentialsService {
     const tx = opts.tx ?? this.db;
     const c = await this.manageable(auth, id, tx);
     if (c.status === 'revoked') throw new AppError('credential_revoked', { status: 422 });
-    if (adminId === null || !(await repo.adminInAccount(tx, auth.account.id, adminId))) {
+    if (adminId === null || !(await repo.adminInAccount({ tx }, auth.account.id, adminId))) {
       throw new AppError('not_found');
     }
-    await repo.link(tx, c.id, adminId, this.clock.now().toISOString());
-    const link = await repo.getLink(tx, c.id, adminId);
+    await repo.link({ tx }, c.id, adminId, this.clock.now().toISOString());
+    const link = await repo.getLink({ tx }, c.id, adminId);
     return { credentialId: c.id, adminId, createdAt: link.created_at as string };
   }
 
@@ -331,7 +334,7 @@ export class CredentialsService {
   ) {
     const tx = opts.tx ?? this.db;
     const c = await this.manageable(auth, id, tx);
-    if (adminId === null || (await repo.unlink(tx, c.id, adminId)) === 0)
+    if (adminId === null || (await repo.unlink({ tx }, c.id, adminId)) === 0)
       throw new AppError('not_found');
   }
 }

@@ -94,10 +94,10 @@ const enrollmentPages = pages({
 export const enrollmentsRepo = {
   map,
 
-  async get(tx: Tx, accountId: number, id: number): Promise<EnrollmentRow | null> {
+  async get({ tx }: { tx: Tx }, accountId: number, id: number): Promise<EnrollmentRow | null> {
     // Fixed SQL, prepared once (knex compiles and SQLite prepares anew on every call): read
     // after every grant.
-    const r = await firstRow(tx, 'SELECT * FROM enrollments WHERE account_id = ? AND id = ?', [
+    const r = await firstRow({ tx }, 'SELECT * FROM enrollments WHERE account_id = ? AND id = ?', [
       accountId,
       id,
     ]);
@@ -106,21 +106,21 @@ export const enrollmentsRepo = {
 
   /** One page of the student's enrollments, newest first by default. */
   page(
-    tx: Tx,
+    { tx }: { tx: Tx },
     cursors: CursorCodec,
     accountId: number,
     userId: number,
     f: EnrollmentFilters,
     p: PageParams,
   ) {
-    const query = enrollmentsRepo.listQuery(tx, userId, f);
+    const query = enrollmentsRepo.listQuery({ tx }, userId, f);
     // `now` moves between pages: it is not part of what the cursor was issued for.
     const filters = { productId: f.productId, ended: f.ended };
     return enrollmentPages(query, cursors, { ...p, of: [accountId, userId], filters });
   },
 
   /** Unordered: paginate adds the keyset condition and ORDER BY (created_at, id). */
-  listQuery(tx: Tx, userId: number, f: EnrollmentFilters) {
+  listQuery({ tx }: { tx: Tx }, userId: number, f: EnrollmentFilters) {
     const q = tx('enrollments').where('enrollments.user_id', userId);
     if (f.productId !== undefined) q.where('enrollments.product_id', f.productId ?? 0);
     if (f.ended === false) current(q, f.now);
@@ -133,14 +133,14 @@ export const enrollmentsRepo = {
 
   /** The student's current enrollment in the product, if any (the newest when several). */
   async current(
-    tx: Tx,
+    { tx }: { tx: Tx },
     userId: number,
     productId: number,
     now: string,
   ): Promise<EnrollmentRow | null> {
     // As `current` below, in fixed SQL prepared once: read before every grant.
     const r = await firstRow(
-      tx,
+      { tx },
       'SELECT * FROM enrollments WHERE user_id = ? AND product_id = ? AND ended = ? ' +
         'AND (ends_at IS NULL OR ends_at > ?) ORDER BY id DESC LIMIT 1',
       [userId, productId, false, now],
@@ -150,7 +150,7 @@ export const enrollmentsRepo = {
 
   /** The student's current enrollments granted through a delivery. */
   async currentOfDelivery(
-    tx: Tx,
+    { tx }: { tx: Tx },
     userId: number,
     deliveryId: number,
     now: string,
@@ -163,7 +163,7 @@ export const enrollmentsRepo = {
    * The student's enrollments granted by a transaction whose sale or subscription id at the
    * gateway is `externalId` (v2 access entries), oldest first, with those ids.
    */
-  async byExternalId(tx: Tx, accountId: number, userId: number, externalId: string) {
+  async byExternalId({ tx }: { tx: Tx }, accountId: number, userId: number, externalId: string) {
     const rows = await tx('enrollments')
       .join('sales_transactions', 'sales_transactions.id', 'enrollments.transaction_id')
       .where('enrollments.account_id', accountId)
@@ -191,7 +191,11 @@ export const enrollmentsRepo = {
   },
 
   /** The product's schedule `id`, or its default schedule when `id` is null. */
-  async schedule(tx: Tx, productId: number, id: number | null): Promise<ScheduleRef | null> {
+  async schedule(
+    { tx }: { tx: Tx },
+    productId: number,
+    id: number | null,
+  ): Promise<ScheduleRef | null> {
     const q = tx('access_schedules').where('product_id', productId);
     if (id === null) q.where('is_default', true);
     else q.where('id', id);
@@ -199,8 +203,8 @@ export const enrollmentsRepo = {
     return r ? { id: Number(r.id), deleted: bool(r.deleted) } : null;
   },
 
-  async insert(tx: Tx, e: NewEnrollment, now: string): Promise<number> {
-    return insertId(tx, 'enrollments', newRow(fields(e), now));
+  async insert({ tx }: { tx: Tx }, e: NewEnrollment, now: string): Promise<number> {
+    return insertId({ tx }, 'enrollments', newRow(fields(e), now));
   },
 
   /**
@@ -208,7 +212,7 @@ export const enrollmentsRepo = {
    * (If-Match made atomic). Returns the rows hit.
    */
   async update(
-    tx: Tx,
+    { tx }: { tx: Tx },
     id: number,
     changes: Partial<EnrollmentFields>,
     now: string,

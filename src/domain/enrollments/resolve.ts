@@ -19,15 +19,15 @@ function instant(field: string, v: string): string {
 }
 
 export async function resolveGrant(
-  tx: Tx,
+  { tx }: { tx: Tx },
   accountId: number,
   input: EnrollmentInput,
 ): Promise<Grant> {
   const userId = fromId(input.user_id);
-  const user = userId === null ? null : await usersRepo.get(tx, accountId, userId);
+  const user = userId === null ? null : await usersRepo.get({ tx }, accountId, userId);
   if (!user) throw notFound('user_id', 'student');
   const productId = fromId(input.product_id);
-  const product = productId === null ? null : await productsRepo.get(tx, accountId, productId);
+  const product = productId === null ? null : await productsRepo.get({ tx }, accountId, productId);
   if (!product) throw notFound('product_id', 'product');
   return {
     userId: user.id,
@@ -35,16 +35,20 @@ export async function resolveGrant(
     accessScheduleId:
       input.access_schedule_id === undefined
         ? null
-        : await scheduleOf(tx, product.id, input.access_schedule_id),
+        : await scheduleOf({ tx }, product.id, input.access_schedule_id),
     duration: parseDuration(input),
     startedAt: input.started_at === undefined ? undefined : instant('started_at', input.started_at),
   };
 }
 
 /** A schedule of the product outside the trash (422 naming `access_schedule_id`). */
-export async function scheduleOf(tx: Tx, productId: number, raw: string): Promise<number> {
+export async function scheduleOf(
+  { tx }: { tx: Tx },
+  productId: number,
+  raw: string,
+): Promise<number> {
   const id = fromId(raw);
-  const s = id === null ? null : await repo.schedule(tx, productId, id);
+  const s = id === null ? null : await repo.schedule({ tx }, productId, id);
   if (!s) throw notFound('access_schedule_id', 'access schedule of the product');
   if (s.deleted)
     throw fieldError(

@@ -55,7 +55,7 @@ export class EnrollmentsService {
   private now = () => this.clock.now().toISOString();
   private view = (row: EnrollmentRow) => withEnded(row, this.now());
 
-  private async emit(tx: Tx, type: string, e: Enrollment) {
+  private async emit({ tx }: { tx: Tx }, type: string, e: Enrollment) {
     await this.events.record(tx, {
       accountId: e.accountId,
       type,
@@ -64,7 +64,7 @@ export class EnrollmentsService {
   }
 
   async get(accountId: number, id: number | null, tx: Tx = this.db): Promise<Enrollment> {
-    const row = id === null ? null : await repo.get(tx, accountId, id);
+    const row = id === null ? null : await repo.get({ tx }, accountId, id);
     if (!row) throw new AppError('not_found');
     return this.view(row);
   }
@@ -76,17 +76,17 @@ export class EnrollmentsService {
     q: EnrollmentListQuery,
     tx: Tx = this.db,
   ): Promise<PageResult<Enrollment>> {
-    const user = userId === null ? null : await usersRepo.get(tx, accountId, userId);
+    const user = userId === null ? null : await usersRepo.get({ tx }, accountId, userId);
     if (!user) throw new AppError('not_found');
     const productId = q.product_id === undefined ? undefined : fromId(q.product_id);
     const filters = { productId, ended: q.ended, now: this.now() };
-    const page = await repo.page(tx, this.cursors, accountId, user.id, filters, q);
+    const page = await repo.page({ tx }, this.cursors, accountId, user.id, filters, q);
     return { rows: page.rows.map((r) => this.view(r)), page: page.page };
   }
 
   /** The student's enrollments granted by a sale or subscription with this gateway id (v2). */
   async listByExternalId(accountId: number, userId: number, externalId: string, tx = this.db) {
-    const rows = await repo.byExternalId(tx, accountId, userId, externalId);
+    const rows = await repo.byExternalId({ tx }, accountId, userId, externalId);
     return rows.map((r) => ({ enrollment: this.view(r.enrollment), transaction: r.transaction }));
   }
 
@@ -96,15 +96,15 @@ export class EnrollmentsService {
    */
   async create(accountId: number, input: EnrollmentInput, opts: { tx?: Tx } = {}) {
     return inTransaction(this.db, opts.tx, async (tx) => {
-      const g = await resolveGrant(tx, accountId, input);
-      if (await repo.current(tx, g.userId, g.productId, this.now()))
+      const g = await resolveGrant({ tx }, accountId, input);
+      if (await repo.current({ tx }, g.userId, g.productId, this.now()))
         throw rejection(
           'already_exists',
           'enrollment_current',
           'The student has a current enrollment in this product: extend it instead.',
           'product_id',
         );
-      return this.insert(tx, accountId, g);
+      return this.insert({ tx }, accountId, g);
     });
   }
 
@@ -114,7 +114,7 @@ export class EnrollmentsService {
    */
   async grant(accountId: number, input: EnrollmentInput, opts: { tx?: Tx } = {}) {
     return inTransaction(this.db, opts.tx, async (tx) =>
-      this.grantAccess(tx, accountId, await resolveGrant(tx, accountId, input)),
+      this.grantAccess({ tx }, accountId, await resolveGrant({ tx }, accountId, input)),
     );
   }
 
@@ -124,12 +124,12 @@ export class EnrollmentsService {
    * A renewal records the delivery and transaction that renewed it.
    */
   async grantAccess(
-    tx: Tx,
+    { tx }: { tx: Tx },
     accountId: number,
     g: Grant,
   ): Promise<{ enrollment: Enrollment; created: boolean }> {
-    const cur = await repo.current(tx, g.userId, g.productId, this.now());
-    if (!cur) return { enrollment: await this.insert(tx, accountId, g), created: true };
+    const cur = await repo.current({ tx }, g.userId, g.productId, this.now());
+    if (!cur) return { enrollment: await this.insert({ tx }, accountId, g), created: true };
     const next = extendedBy(cur, g.duration);
     const changes: Partial<EnrollmentFields> = {
       duration: next.duration,
@@ -138,9 +138,9 @@ export class EnrollmentsService {
     };
     if (g.deliveryId !== undefined) changes.deliveryId = g.deliveryId;
     if (g.transactionId !== undefined) changes.transactionId = g.transactionId;
-    await repo.update(tx, cur.id, changes, this.now());
-    const e = this.view((await repo.get(tx, accountId, cur.id))!);
-    await this.emit(tx, 'enrollment.updated', e);
+    await repo.update({ tx }, cur.id, changes, this.now());
+    const e = this.view((await repo.get({ tx }, accountId, cur.id))!);
+    await this.emit({ tx }, 'enrollment.updated', e);
     return { enrollment: e, created: false };
   }
 
@@ -192,17 +192,21 @@ export class EnrollmentsService {
             changes.endsAt = addDuration(e.startedAt, d);
           }
           if (input.access_schedule_id !== undefined)
-            changes.accessScheduleId = await scheduleOf(tx, e.productId, input.access_schedule_id);
+            changes.accessScheduleId = await scheduleOf(
+              { tx },
+              e.productId,
+              input.access_schedule_id,
+            );
           if (ending(e)) {
             changes.endedFlag = true;
             if (e.endsAt === null || e.endsAt > now) changes.endsAt = now;
           }
-          return noop(e) ? 1 : repo.update(tx, e.id, changes, now, guard);
+          return noop(e) ? 1 : repo.update({ tx }, e.id, changes, now, guard);
         },
       });
       if (noop(e)) return e;
-      const updated = this.view((await repo.get(tx, accountId, e.id))!);
-      await this.emit(tx, ending(e) ? 'enrollment.ended' : 'enrollment.updated', updated);
+      const updated = this.view((await repo.get({ tx }, accountId, e.id))!);
+      await this.emit({ tx }, ending(e) ? 'enrollment.ended' : 'enrollment.updated', updated);
       return updated;
     });
   }
@@ -211,15 +215,15 @@ export class EnrollmentsService {
    * Ends, in the caller's transaction, the student's current enrollments that a delivery granted
    * (a refund, a chargeback, a canceled subscription). Returns them.
    */
-  async endForDelivery(tx: Tx, accountId: number, userId: number, deliveryId: number) {
+  async endForDelivery({ tx }: { tx: Tx }, accountId: number, userId: number, deliveryId: number) {
     const now = this.now();
     const out: Enrollment[] = [];
-    for (const cur of await repo.currentOfDelivery(tx, userId, deliveryId, now)) {
+    for (const cur of await repo.currentOfDelivery({ tx }, userId, deliveryId, now)) {
       const changes: Partial<EnrollmentFields> = { endedFlag: true };
       if (cur.endsAt === null || cur.endsAt > now) changes.endsAt = now;
-      await repo.update(tx, cur.id, changes, now);
-      const e = this.view((await repo.get(tx, accountId, cur.id))!);
-      await this.emit(tx, 'enrollment.ended', e);
+      await repo.update({ tx }, cur.id, changes, now);
+      const e = this.view((await repo.get({ tx }, accountId, cur.id))!);
+      await this.emit({ tx }, 'enrollment.ended', e);
       out.push(e);
     }
     return out;
@@ -227,14 +231,14 @@ export class EnrollmentsService {
 
   // ---- internals ----
 
-  private async insert(tx: Tx, accountId: number, g: Grant): Promise<Enrollment> {
+  private async insert({ tx }: { tx: Tx }, accountId: number, g: Grant): Promise<Enrollment> {
     const now = this.now();
     const startedAt = g.startedAt ?? now;
     const scheduleId =
-      g.accessScheduleId ?? (await repo.schedule(tx, g.productId, null))?.id ?? null;
+      g.accessScheduleId ?? (await repo.schedule({ tx }, g.productId, null))?.id ?? null;
     if (scheduleId === null) throw new AppError('internal_error');
     const id = await repo.insert(
-      tx,
+      { tx },
       {
         accountId,
         userId: g.userId,
@@ -250,11 +254,11 @@ export class EnrollmentsService {
       },
       now,
     );
-    const e = this.view((await repo.get(tx, accountId, id))!);
-    const user = (await usersRepo.get(tx, accountId, g.userId)) as User;
-    const product = (await productsRepo.get(tx, accountId, g.productId)) as Product;
-    await this.outbox.queue(tx, welcomeEmail(accountId, user, product));
-    await this.emit(tx, 'enrollment.created', e);
+    const e = this.view((await repo.get({ tx }, accountId, id))!);
+    const user = (await usersRepo.get({ tx }, accountId, g.userId)) as User;
+    const product = (await productsRepo.get({ tx }, accountId, g.productId)) as Product;
+    await this.outbox.queue({ tx }, welcomeEmail(accountId, user, product));
+    await this.emit({ tx }, 'enrollment.created', e);
     return e;
   }
 }

@@ -45,7 +45,7 @@ export class EventNotifier {
   }
 
   /** Called inside the recording transaction. */
-  async recorded(tx: Tx, accountId: number, eventId: number): Promise<void> {
+  async recorded({ tx }: { tx: Tx }, accountId: number, eventId: number): Promise<void> {
     if (isPostgres(tx)) {
       await tx.raw('select pg_notify(?, ?)', [this.channel, `${accountId}:${eventId}`]);
     } else {
@@ -54,7 +54,10 @@ export class EventNotifier {
   }
 
   /** recorded() for several events, in one statement on PostgreSQL. */
-  async recordedMany(tx: Tx, events: { accountId: number; id: number }[]): Promise<void> {
+  async recordedMany(
+    { tx }: { tx: Tx },
+    events: { accountId: number; id: number }[],
+  ): Promise<void> {
     if (!isPostgres(tx)) {
       this.dirty = true;
       return;
@@ -91,7 +94,7 @@ export class EventNotifier {
   private async start(): Promise<void> {
     if (isPostgres(this.db)) return this.listen();
     // Events committed before the first subscriber are not news.
-    this.lastId = await eventsRepo.maxId(this.db);
+    this.lastId = await eventsRepo.maxId({ tx: this.db });
     this.unsubscribeCommit = onSqliteCommit(this.db, () => {
       if (!this.dirty) return;
       this.dirty = false;
@@ -111,7 +114,7 @@ export class EventNotifier {
       do {
         this.again = false;
         for (;;) {
-          const rows = await eventsRepo.after(this.db, this.lastId, 500);
+          const rows = await eventsRepo.after({ tx: this.db }, this.lastId, 500);
           for (const r of rows) {
             this.lastId = Number(r.id);
             this.emit(Number(r.account_id), Number(r.id));

@@ -44,15 +44,15 @@ const eventPages = pages({
 export const eventsRepo = {
   map,
 
-  insert(tx: Tx, e: NewEventRow): Promise<number> {
-    return insertId(tx, 'events', row(e));
+  insert({ tx }: { tx: Tx }, e: NewEventRow): Promise<number> {
+    return insertId({ tx }, 'events', row(e));
   },
 
   /**
    * PostgreSQL: the insert and its NOTIFY (`<account>:<event id>` on `channel`, delivered if the
    * transaction commits) in one statement, one round trip instead of two.
    */
-  async insertNotifying(tx: Tx, e: NewEventRow, channel: string): Promise<number> {
+  async insertNotifying({ tx }: { tx: Tx }, e: NewEventRow, channel: string): Promise<number> {
     const r = row(e);
     const { rows } = await tx.raw(
       'WITH e AS (INSERT INTO events (account_id, type, version, data, created_at) ' +
@@ -67,11 +67,11 @@ export const eventsRepo = {
    * Inserts the rows in this order; their ids, ascending, in the same order (one statement on
    * PostgreSQL, whose sequence numbers the rows of one INSERT in the order they are listed).
    */
-  async insertMany(tx: Tx, events: NewEventRow[]): Promise<number[]> {
+  async insertMany({ tx }: { tx: Tx }, events: NewEventRow[]): Promise<number[]> {
     const rows = events.map(row);
     if (!isPostgres(tx)) {
       const ids: number[] = [];
-      for (const r of rows) ids.push(await insertId(tx, 'events', r));
+      for (const r of rows) ids.push(await insertId({ tx }, 'events', r));
       return ids;
     }
     const types = {
@@ -81,12 +81,12 @@ export const eventsRepo = {
       data: 'text',
       created_at: 'text',
     };
-    const returned = await insertUnnest(tx, 'events', types, rows, 'RETURNING id');
+    const returned = await insertUnnest({ tx }, 'events', types, rows, 'RETURNING id');
     return returned.map((r) => Number(r.id)).sort((a: number, b: number) => a - b);
   },
 
-  async get(tx: Tx, accountId: number, id: number): Promise<Event | null> {
-    const r = await firstRow(tx, 'SELECT * FROM events WHERE account_id = ? AND id = ?', [
+  async get({ tx }: { tx: Tx }, accountId: number, id: number): Promise<Event | null> {
+    const r = await firstRow({ tx }, 'SELECT * FROM events WHERE account_id = ? AND id = ?', [
       accountId,
       id,
     ]);
@@ -94,12 +94,12 @@ export const eventsRepo = {
   },
 
   /** The account's events with these ids (any order; those gone are missing). */
-  async getMany(tx: Tx, accountId: number, ids: number[]): Promise<Event[]> {
+  async getMany({ tx }: { tx: Tx }, accountId: number, ids: number[]): Promise<Event[]> {
     // SQLite: cached prepared statements, one a row, cost less than one statement knex builds.
     if (ids.length === 1 || !isPostgres(tx)) {
       const out: Event[] = [];
       for (const id of ids) {
-        const e = await eventsRepo.get(tx, accountId, id);
+        const e = await eventsRepo.get({ tx }, accountId, id);
         if (e) out.push(e);
       }
       return out;
@@ -110,19 +110,21 @@ export const eventsRepo = {
 
   /** One page of the account's events recorded since `retainedSince`, newest first by default. */
   page(
-    tx: Tx,
+    { tx }: { tx: Tx },
     cursors: CursorCodec,
     accountId: number,
     retainedSince: string,
     f: EventFilters,
     p: PageParams,
   ) {
-    const query = eventsRepo.listQuery(tx, accountId, f).where('created_at', '>=', retainedSince);
+    const query = eventsRepo
+      .listQuery({ tx }, accountId, f)
+      .where('created_at', '>=', retainedSince);
     return eventPages(query, cursors, { ...p, of: [accountId], filters: { ...f } });
   },
 
   /** Unordered: paginate adds the keyset condition and ORDER BY. */
-  listQuery(tx: Tx, accountId: number, f: EventFilters) {
+  listQuery({ tx }: { tx: Tx }, accountId: number, f: EventFilters) {
     const q = tx('events').where('account_id', accountId);
     if (f.type !== undefined) q.where('type', f.type);
     if (f.createdAfter !== undefined) q.where('created_at', '>=', f.createdAfter);
@@ -131,7 +133,11 @@ export const eventsRepo = {
   },
 
   /** Events recorded after `afterId`, in id order (the SQLite commit notifier). */
-  after(tx: Tx, afterId: number, limit: number): Promise<{ id: number; account_id: number }[]> {
+  after(
+    { tx }: { tx: Tx },
+    afterId: number,
+    limit: number,
+  ): Promise<{ id: number; account_id: number }[]> {
     return tx('events')
       .where('id', '>', afterId)
       .orderBy('id')
@@ -139,7 +145,7 @@ export const eventsRepo = {
       .select('id', 'account_id');
   },
 
-  async maxId(tx: Tx): Promise<number> {
+  async maxId({ tx }: { tx: Tx }): Promise<number> {
     const r = await tx('events').max({ id: 'id' }).first();
     return Number(r?.id ?? 0);
   },

@@ -89,8 +89,8 @@ export class EventsService implements EventRecorder {
     const row = { accountId: e.accountId, type: e.type, version, data: e.data, createdAt };
     // PostgreSQL: the NOTIFY travels with the insert (one round trip); SQLite announces on commit.
     const id = isPostgres(tx)
-      ? await repo.insertNotifying(tx, row, this.notifier.channel)
-      : await repo.insert(tx, row);
+      ? await repo.insertNotifying({ tx }, row, this.notifier.channel)
+      : await repo.insert({ tx }, row);
     const event: Event = {
       id,
       accountId: e.accountId,
@@ -99,7 +99,7 @@ export class EventsService implements EventRecorder {
       data: e.data,
       createdAt,
     };
-    if (!isPostgres(tx)) await this.notifier.recorded(tx, e.accountId, id);
+    if (!isPostgres(tx)) await this.notifier.recorded({ tx }, e.accountId, id);
     for (const hook of this.hooks) await hook.one(tx, event);
     return event;
   }
@@ -114,7 +114,7 @@ export class EventsService implements EventRecorder {
     const versions = list.map((e) => this.checked(e));
     const createdAt = this.clock.now().toISOString();
     const ids = await repo.insertMany(
-      tx,
+      { tx },
       list.map((e, i) => ({
         accountId: e.accountId,
         type: e.type,
@@ -131,7 +131,7 @@ export class EventsService implements EventRecorder {
       data: e.data,
       createdAt,
     }));
-    await this.notifier.recordedMany(tx, events);
+    await this.notifier.recordedMany({ tx }, events);
     for (const hook of this.hooks) {
       if (hook.many) await hook.many(tx, events);
       else for (const event of events) await hook.one(tx, event);
@@ -154,7 +154,7 @@ export class EventsService implements EventRecorder {
   }
 
   async get(accountId: number, id: number | null, tx: Tx = this.db): Promise<Event> {
-    const e = id === null ? null : await repo.get(tx, accountId, id);
+    const e = id === null ? null : await repo.get({ tx }, accountId, id);
     // Past the retention an event is gone, even before the sweep deletes it.
     if (!e || e.createdAt < this.retainedSince()) throw new AppError('not_found');
     return e;
@@ -167,7 +167,7 @@ export class EventsService implements EventRecorder {
       createdAfter: instantParam('created_after', q.created_after),
       createdBefore: instantParam('created_before', q.created_before),
     };
-    return repo.page(tx, this.cursors, accountId, this.retainedSince(), filters, q);
+    return repo.page({ tx }, this.cursors, accountId, this.retainedSince(), filters, q);
   }
 
   /**

@@ -49,10 +49,10 @@ const mapExport = (r: any): Export => ({
 
 export const exportsRepo = {
   insert(
-    tx: Tx,
+    { tx }: { tx: Tx },
     e: Pick<Export, 'accountId' | 'resource' | 'columns' | 'filters' | 'createdAt'>,
   ): Promise<number> {
-    return insertId(tx, 'exports', {
+    return insertId({ tx }, 'exports', {
       account_id: e.accountId,
       resource: e.resource,
       status: 'queued',
@@ -62,17 +62,17 @@ export const exportsRepo = {
     });
   },
 
-  async get(tx: Tx, accountId: number, id: number): Promise<Export | null> {
+  async get({ tx }: { tx: Tx }, accountId: number, id: number): Promise<Export | null> {
     const r = await tx('exports').where({ id, account_id: accountId }).first();
     return r ? mapExport(r) : null;
   },
 
-  setOperation(tx: Tx, id: number, operationId: number) {
+  setOperation({ tx }: { tx: Tx }, id: number, operationId: number) {
     return tx('exports').where('id', id).update({ operation_id: operationId });
   },
 
   complete(
-    tx: Tx,
+    { tx }: { tx: Tx },
     id: number,
     done: { fileId: number; total: number; snapshotAt: string; expiresAt: string },
   ) {
@@ -86,14 +86,14 @@ export const exportsRepo = {
     });
   },
 
-  fail(tx: Tx, id: number, reason: string) {
+  fail({ tx }: { tx: Tx }, id: number, reason: string) {
     return tx('exports')
       .where({ id, status: 'queued' })
       .update({ status: 'failed', failure_reason: reason });
   },
 
   /** Completed exports whose retention has passed (a page of them). */
-  async due(tx: Tx, now: string, limit: number): Promise<Export[]> {
+  async due({ tx }: { tx: Tx }, now: string, limit: number): Promise<Export[]> {
     const rows = await tx('exports')
       .where('status', 'completed')
       .where('expires_at', '<=', now)
@@ -102,7 +102,7 @@ export const exportsRepo = {
     return rows.map(mapExport);
   },
 
-  expire(tx: Tx, id: number) {
+  expire({ tx }: { tx: Tx }, id: number) {
     return tx('exports')
       .where({ id, status: 'completed' })
       .update({ status: 'expired', file_id: null });

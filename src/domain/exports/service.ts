@@ -48,7 +48,7 @@ export class ExportsService {
   }
 
   async get(accountId: number, id: number | null, tx: Tx = this.db): Promise<Export> {
-    const e = id === null ? null : await repo.get(tx, accountId, id);
+    const e = id === null ? null : await repo.get({ tx }, accountId, id);
     if (!e) throw new AppError('not_found');
     return this.view(e);
   }
@@ -76,20 +76,23 @@ export class ExportsService {
       tag_id: f.tag_id ?? [],
     };
     return inTransaction(this.db, opts.tx, async (tx) => {
-      const id = await repo.insert(tx, {
-        accountId: auth.account.id,
-        resource: input.resource,
-        columns: input.columns,
-        filters,
-        createdAt: this.clock.now().toISOString(),
-      });
+      const id = await repo.insert(
+        { tx },
+        {
+          accountId: auth.account.id,
+          resource: input.resource,
+          columns: input.columns,
+          filters,
+          createdAt: this.clock.now().toISOString(),
+        },
+      );
       const op = await this.operations.open(
         auth,
         EXPORT_USERS,
         [{ key: 'export', payload: { export_id: id } }],
         tx,
       );
-      await repo.setOperation(tx, id, op.id);
+      await repo.setOperation({ tx }, id, op.id);
       return this.get(auth.account.id, id, tx);
     });
   }
@@ -100,7 +103,7 @@ export class ExportsService {
    * unreferenced.
    */
   async writeFile(accountId: number, exportId: number) {
-    const e = await repo.get(this.db, accountId, exportId);
+    const e = await repo.get({ tx: this.db }, accountId, exportId);
     if (!e) throw new AppError('not_found');
     const options: GenerateOptions = {
       pageSize: this.pageSize,
@@ -110,31 +113,35 @@ export class ExportsService {
   }
 
   /** The item's transaction: the export is completed, kept RETENTION_MS from now. */
-  async recordCompleted(tx: Tx, exportId: number, done: Awaited<ReturnType<typeof generate>>) {
+  async recordCompleted(
+    { tx }: { tx: Tx },
+    exportId: number,
+    done: Awaited<ReturnType<typeof generate>>,
+  ) {
     const expiresAt = new Date(this.clock.now().getTime() + RETENTION_MS).toISOString();
-    await repo.complete(tx, exportId, { ...done, expiresAt });
+    await repo.complete({ tx }, exportId, { ...done, expiresAt });
   }
 
   /** The failing item's transaction: the export is failed, with a reason. */
-  async recordFailed(tx: Tx, exportId: number, err: unknown) {
+  async recordFailed({ tx }: { tx: Tx }, exportId: number, err: unknown) {
     const reason =
       err instanceof AppError
         ? err.code
         : 'The file could not be written; resume the operation to try again.';
-    await repo.fail(tx, exportId, reason);
+    await repo.fail({ tx }, exportId, reason);
   }
 
   /** The sweep: deletes the bytes of exports past their retention, then marks them expired. */
   async expireDue(): Promise<number> {
     let n = 0;
     for (;;) {
-      const due = await repo.due(this.db, this.clock.now().toISOString(), 100);
+      const due = await repo.due({ tx: this.db }, this.clock.now().toISOString(), 100);
       if (due.length === 0) return n;
       for (const e of due) {
         await this.files.remove(e.accountId, e.fileId!).catch((err) => {
           if (!(err instanceof AppError && err.code === 'not_found')) throw err;
         });
-        await transaction(this.db, (tx) => repo.expire(tx, e.id));
+        await transaction(this.db, (tx) => repo.expire({ tx }, e.id));
         n++;
       }
     }

@@ -52,8 +52,8 @@ export const filesRepo = {
     return r ? map(r) : null;
   },
 
-  insert(tx: Tx, f: NewFile): Promise<number> {
-    return insertId(tx, 'files', {
+  insert({ tx }: { tx: Tx }, f: NewFile): Promise<number> {
+    return insertId({ tx }, 'files', {
       account_id: f.accountId,
       purpose: f.purpose,
       filename: f.filename,
@@ -67,7 +67,7 @@ export const filesRepo = {
   },
 
   /** Every available file of the account marked deleted at `now` (a sandbox reset). */
-  markAccountDeleted(tx: Tx, accountId: number, now: string): Promise<number> {
+  markAccountDeleted({ tx }: { tx: Tx }, accountId: number, now: string): Promise<number> {
     return tx('files')
       .where({ account_id: accountId, status: 'available' })
       .update({ status: 'deleted', deleted_at: now });
@@ -84,7 +84,7 @@ export const filesRepo = {
     return rows.map((r: any) => ({ id: Number(r.id), storageKey: String(r.storage_key) }));
   },
 
-  async markDeleted(tx: Tx, id: number, now: string): Promise<boolean> {
+  async markDeleted({ tx }: { tx: Tx }, id: number, now: string): Promise<boolean> {
     const n = await tx('files')
       .where({ id, status: 'available' })
       .update({ status: 'deleted', deleted_at: now });

@@ -67,7 +67,7 @@ export class FilesService {
       storageKey: key,
     };
     try {
-      const id = await transaction(this.db, (tx) => filesRepo.insert(tx, file));
+      const id = await transaction(this.db, (tx) => filesRepo.insert({ tx }, file));
       return publicFile({ id, ...file });
     } catch (err) {
       await this.storage.remove(key).catch(() => undefined);
@@ -88,7 +88,7 @@ export class FilesService {
   async remove(accountId: number, id: number): Promise<void> {
     const f = await this.record(accountId, id);
     const now = this.clock.now().toISOString();
-    await transaction(this.db, (tx) => filesRepo.markDeleted(tx, f.id, now));
+    await transaction(this.db, (tx) => filesRepo.markDeleted({ tx }, f.id, now));
     await this.storage.remove(f.storageKey);
   }
 
@@ -98,12 +98,12 @@ export class FilesService {
    * same transaction), since a store cannot roll back with the database.
    */
   async resetAccount(
-    tx: Tx,
+    { tx }: { tx: Tx },
     accountId: number,
   ): Promise<{ files: number; uploads: number; at: string }> {
     const at = this.clock.now().toISOString();
-    const files = await filesRepo.markAccountDeleted(tx, accountId, at);
-    const uploads = await uploadsRepo.expireAccount(tx, accountId, at);
+    const files = await filesRepo.markAccountDeleted({ tx }, accountId, at);
+    const uploads = await uploadsRepo.expireAccount({ tx }, accountId, at);
     return { files, uploads, at };
   }
 
@@ -134,7 +134,7 @@ export class FilesService {
   /** For the local store's download route: the file a signed URL names, if still available. */
   async findForDownload(id: number): Promise<FileRecord | null> {
     const f = await filesRepo.getAvailable(this.db, id);
-    if (f) await assertAccountActive(this.db, f.accountId);
+    if (f) await assertAccountActive({ tx: this.db }, f.accountId);
     return f;
   }
 

@@ -76,8 +76,8 @@ export const uploadsRepo = {
     return r ? map(r) : null;
   },
 
-  insert(tx: Tx, u: NewUpload): Promise<number> {
-    return insertId(tx, 'uploads', {
+  insert({ tx }: { tx: Tx }, u: NewUpload): Promise<number> {
+    return insertId({ tx }, 'uploads', {
       account_id: u.accountId,
       purpose: u.purpose,
       filename: u.filename,
@@ -98,7 +98,7 @@ export const uploadsRepo = {
 
   /** Moves the upload on only if it is still in one of `from` (and at `revision`, if given). */
   async transition(
-    tx: Tx,
+    { tx }: { tx: Tx },
     id: number,
     from: UploadStatus[],
     change: UploadChange,
@@ -118,7 +118,7 @@ export const uploadsRepo = {
   },
 
   /** The account's unfinished uploads end now: they read as expired and the sweep deletes their parts. */
-  expireAccount(tx: Tx, accountId: number, now: string): Promise<number> {
+  expireAccount({ tx }: { tx: Tx }, accountId: number, now: string): Promise<number> {
     return tx('uploads')
       .where('account_id', accountId)
       .whereIn('status', ['pending', 'completing'])

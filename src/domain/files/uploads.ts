@@ -92,8 +92,8 @@ export class UploadsService {
     let id: number;
     try {
       id = opts.tx
-        ? await uploadsRepo.insert(opts.tx, upload)
-        : await transaction(this.db, (tx) => uploadsRepo.insert(tx, upload));
+        ? await uploadsRepo.insert({ tx: opts.tx }, upload)
+        : await transaction(this.db, (tx) => uploadsRepo.insert({ tx }, upload));
     } catch (err) {
       await this.storage.abortMultipart(key, storageUploadId).catch(() => undefined);
       throw err;
@@ -138,7 +138,7 @@ export class UploadsService {
   async forPart(id: number): Promise<Upload | null> {
     const u = await uploadsRepo.byId(this.db, id);
     if (!u || this.current(u).status !== 'pending') return null;
-    await assertAccountActive(this.db, u.accountId);
+    await assertAccountActive({ tx: this.db }, u.accountId);
     return u;
   }
 
@@ -156,7 +156,7 @@ export class UploadsService {
     requireStatus(u, ['pending']);
     const change = this.change('canceled');
     const moved = await this.write(opts.tx, (tx) =>
-      uploadsRepo.transition(tx, u.id, ['pending'], change),
+      uploadsRepo.transition({ tx }, u.id, ['pending'], change),
     );
     if (!moved) throw new AppError('state_conflict');
     // After the row says canceled no part URL is honoured; the store's parts go now. If the store
@@ -201,7 +201,7 @@ export class UploadsService {
       const from: UploadStatus[] = stale ? ['completing'] : ['pending'];
       if (
         !(await this.write(undefined, (tx) =>
-          uploadsRepo.transition(tx, u.id, from, joined, u.revision),
+          uploadsRepo.transition({ tx }, u.id, from, joined, u.revision),
         ))
       )
         throw new AppError('state_conflict');
@@ -229,7 +229,7 @@ export class UploadsService {
     const claim = this.change('completing');
     if (
       !(await this.write(undefined, (tx) =>
-        uploadsRepo.transition(tx, u.id, [stale ? 'completing' : 'pending'], claim, u.revision),
+        uploadsRepo.transition({ tx }, u.id, [stale ? 'completing' : 'pending'], claim, u.revision),
       ))
     ) {
       throw new AppError('state_conflict');
@@ -237,7 +237,7 @@ export class UploadsService {
     u = { ...u, ...claim };
     const release = () =>
       this.write(undefined, (tx) =>
-        uploadsRepo.transition(tx, u.id, ['completing'], this.change('pending')),
+        uploadsRepo.transition({ tx }, u.id, ['completing'], this.change('pending')),
       );
     try {
       await this.storage.completeMultipart(u.storageKey, u.storageUploadId, parts);
@@ -247,7 +247,9 @@ export class UploadsService {
       throw err;
     }
     const joined = this.change('completing', { joinedAt: this.clock.now().toISOString() });
-    await this.write(undefined, (tx) => uploadsRepo.transition(tx, u.id, ['completing'], joined));
+    await this.write(undefined, (tx) =>
+      uploadsRepo.transition({ tx }, u.id, ['completing'], joined),
+    );
     return this.finish({ ...u, ...joined }, parts);
   }
 
@@ -275,24 +277,29 @@ export class UploadsService {
       // The parts are joined (S3 keeps no parts after that): this upload is over.
       await this.storage.remove(u.storageKey).catch(() => undefined);
       const failed = this.change('failed', { failureReason: mismatch.reason });
-      await this.write(undefined, (tx) => uploadsRepo.transition(tx, u.id, ['completing'], failed));
+      await this.write(undefined, (tx) =>
+        uploadsRepo.transition({ tx }, u.id, ['completing'], failed),
+      );
       throw integrityMismatch(mismatch.reason, mismatch.message, mismatch.field);
     }
     const finished = await this.write(undefined, async (tx) => {
-      const fileId = await filesRepo.insert(tx, {
-        accountId: u.accountId,
-        purpose: u.purpose,
-        filename: u.filename,
-        contentType: u.contentType,
-        size: u.size,
-        sha256: u.sha256,
-        createdAt: this.clock.now().toISOString(),
-        storageKey: u.storageKey,
-      });
+      const fileId = await filesRepo.insert(
+        { tx },
+        {
+          accountId: u.accountId,
+          purpose: u.purpose,
+          filename: u.filename,
+          contentType: u.contentType,
+          size: u.size,
+          sha256: u.sha256,
+          createdAt: this.clock.now().toISOString(),
+          storageKey: u.storageKey,
+        },
+      );
       const done = this.change('completed', { fileId });
       // Two retries may check the same joined object at once: one creates the file, and the
       // other's insert rolls back with its transaction.
-      if (!(await uploadsRepo.transition(tx, u.id, ['completing'], done))) {
+      if (!(await uploadsRepo.transition({ tx }, u.id, ['completing'], done))) {
         throw new AppError('state_conflict');
       }
       return { ...u, ...done, failureReason: null };
@@ -319,7 +326,7 @@ export class UploadsService {
       await this.storage.abortMultipart(u.storageKey, u.storageUploadId);
       await this.storage.remove(u.storageKey);
       const moved = await this.write(undefined, (tx) =>
-        uploadsRepo.transition(tx, u.id, ['pending', 'completing'], this.change('expired')),
+        uploadsRepo.transition({ tx }, u.id, ['pending', 'completing'], this.change('expired')),
       );
       if (moved) swept += 1;
     }

@@ -39,12 +39,12 @@ const map = (r: any): IdemRecord => ({
 export const idempotencyRepo = {
   /** Inserts the lock row; false when the key already exists. */
   async tryLock(
-    tx: Tx,
+    { tx }: { tx: Tx },
     row: { credentialId: number; key: string; hash: string; owner: string; now: string },
   ): Promise<boolean> {
     try {
       await execute(
-        tx,
+        { tx },
         'INSERT INTO idempotency_keys (credential_id, key, request_hash, state, owner, locked_at, created_at) ' +
           "VALUES (?, ?, ?, 'in_progress', ?, ?, ?)",
         [row.credentialId, row.key, row.hash, row.owner, row.now, row.now],
@@ -56,9 +56,9 @@ export const idempotencyRepo = {
     }
   },
 
-  async find(tx: Tx, credentialId: number, key: string): Promise<IdemRecord | null> {
+  async find({ tx }: { tx: Tx }, credentialId: number, key: string): Promise<IdemRecord | null> {
     const r = await firstRow(
-      tx,
+      { tx },
       'SELECT * FROM idempotency_keys WHERE credential_id = ? AND key = ? LIMIT 1',
       [credentialId, key],
     );
@@ -70,12 +70,12 @@ export const idempotencyRepo = {
    * record, or completes the lock row this owner holds; 0 when someone else holds the key.
    */
   record(
-    tx: Tx,
+    { tx }: { tx: Tx },
     row: { credentialId: number; key: string; hash: string; owner: string; createdAt: string },
     res: RecordedResponse,
   ): Promise<number> {
     return execute(
-      tx,
+      { tx },
       'INSERT INTO idempotency_keys (credential_id, key, request_hash, state, owner, locked_at, created_at, ' +
         "response_status, response_headers, response_body, replayable) VALUES (?, ?, ?, 'completed', ?, ?, ?, ?, ?, ?, ?) " +
         'ON CONFLICT (credential_id, key) DO UPDATE SET state = excluded.state, ' +
@@ -98,19 +98,19 @@ export const idempotencyRepo = {
   },
 
   /** Deletes a record only if it is still the one we looked at. */
-  async deleteIf(tx: Tx, id: number, state: string): Promise<number> {
+  async deleteIf({ tx }: { tx: Tx }, id: number, state: string): Promise<number> {
     return tx('idempotency_keys').where({ id, state }).delete();
   },
 
   /** Takes over an uncertain record; false if another request did first. */
-  async relock(tx: Tx, id: number, owner: string, now: string): Promise<boolean> {
+  async relock({ tx }: { tx: Tx }, id: number, owner: string, now: string): Promise<boolean> {
     const n = await tx('idempotency_keys')
       .where({ id, state: 'uncertain' })
       .update({ state: 'in_progress', owner, locked_at: now });
     return n === 1;
   },
 
-  async markUncertain(tx: Tx, id: number, lockedAt: string): Promise<void> {
+  async markUncertain({ tx }: { tx: Tx }, id: number, lockedAt: string): Promise<void> {
     await tx('idempotency_keys')
       .where({ id, state: 'in_progress', locked_at: lockedAt })
       .update({ state: 'uncertain' });
@@ -118,21 +118,26 @@ export const idempotencyRepo = {
 
   /** Completes the lock held by `owner`; returns 0 when that lock is no longer ours. */
   complete(
-    tx: Tx,
+    { tx }: { tx: Tx },
     credentialId: number,
     key: string,
     owner: string,
     res: RecordedResponse,
   ): Promise<number> {
     return execute(
-      tx,
+      { tx },
       "UPDATE idempotency_keys SET state = 'completed', response_status = ?, response_headers = ?, " +
         "response_body = ?, replayable = ? WHERE credential_id = ? AND key = ? AND owner = ? AND state = 'in_progress'",
       [res.status, JSON.stringify(res.headers), res.body, res.replayable, credentialId, key, owner],
     );
   },
 
-  async release(tx: Tx, credentialId: number, key: string, owner: string): Promise<void> {
+  async release(
+    { tx }: { tx: Tx },
+    credentialId: number,
+    key: string,
+    owner: string,
+  ): Promise<void> {
     await tx('idempotency_keys')
       .where({ credential_id: credentialId, key, owner, state: 'in_progress' })
       .delete();

@@ -107,7 +107,7 @@ export class IdempotencyService {
     for (let attempt = 0; attempt < 3; attempt++) {
       const now = this.clock.now();
       if (memoryToken) {
-        const rec = await repo.find(this.db, credentialId, key);
+        const rec = await repo.find({ tx: this.db }, credentialId, key);
         if (!rec) {
           return { kind: 'execute', token: memoryToken };
         }
@@ -116,17 +116,20 @@ export class IdempotencyService {
         continue;
       }
       const token = this.newToken();
-      const locked = await repo.tryLock(this.db, {
-        credentialId,
-        key,
-        hash,
-        owner: token,
-        now: now.toISOString(),
-      });
+      const locked = await repo.tryLock(
+        { tx: this.db },
+        {
+          credentialId,
+          key,
+          hash,
+          owner: token,
+          now: now.toISOString(),
+        },
+      );
       if (locked) {
         return { kind: 'execute', token };
       }
-      const rec = await repo.find(this.db, credentialId, key);
+      const rec = await repo.find({ tx: this.db }, credentialId, key);
       if (!rec) continue;
       const outcome = await this.existing(rec, hash, token, now);
       if (outcome) return outcome;
@@ -142,7 +145,7 @@ export class IdempotencyService {
     now: Date,
   ): Promise<Reservation | null> {
     if (now.getTime() - Date.parse(rec.createdAt) >= RETENTION_MS) {
-      await repo.deleteIf(this.db, rec.id, rec.state); // forgotten after 48 h: a new request
+      await repo.deleteIf({ tx: this.db }, rec.id, rec.state); // forgotten after 48 h: a new request
       return null;
     }
     if (rec.requestHash !== hash) throw new AppError('idempotency_key_reused');
@@ -156,12 +159,12 @@ export class IdempotencyService {
       };
     }
     if (rec.state === 'uncertain') {
-      if (await repo.relock(this.db, rec.id, token, now.toISOString()))
+      if (await repo.relock({ tx: this.db }, rec.id, token, now.toISOString()))
         return { kind: 'execute', token };
       throw new AppError('idempotency_in_progress');
     }
     if (this.isStale(rec.owner, rec.lockedAt)) {
-      await repo.markUncertain(this.db, rec.id, rec.lockedAt);
+      await repo.markUncertain({ tx: this.db }, rec.id, rec.lockedAt);
       throw new AppError('result_uncertain');
     }
     throw new AppError('idempotency_in_progress');
@@ -177,19 +180,25 @@ export class IdempotencyService {
    * Records the result under the caller's token. If another attempt took the key over (a lease
    * that ran out on PostgreSQL), this attempt is discarded: its transaction rolls back.
    */
-  async complete(tx: Tx, credentialId: number, key: string, token: string, res: RecordedResponse) {
+  async complete(
+    { tx }: { tx: Tx },
+    credentialId: number,
+    key: string,
+    token: string,
+    res: RecordedResponse,
+  ) {
     const run = this.running?.get(`${credentialId}\n${key}`);
     const changed =
       run && run.token === token
-        ? await repo.record(tx, { credentialId, key, owner: token, ...run }, res)
-        : await repo.complete(tx, credentialId, key, token, res);
+        ? await repo.record({ tx }, { credentialId, key, owner: token, ...run }, res)
+        : await repo.complete({ tx }, credentialId, key, token, res);
     if (changed === 0) throw new AppError('operation_ownership_lost');
   }
 
   /** Frees the key so the request can be retried (validation errors, failures that changed nothing). */
   async release(credentialId: number, key: string, token: string): Promise<void> {
     try {
-      await repo.release(this.db, credentialId, key, token);
+      await repo.release({ tx: this.db }, credentialId, key, token);
     } finally {
       // After the row: a retry arriving in between must not find it unheld (it would be dead).
       this.settle(credentialId, key, token);

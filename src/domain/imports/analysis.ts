@@ -22,7 +22,7 @@ export const ACCESS_STATUSES: Record<string, 'active' | 'inactive'> = {
 export class UnreadableFile extends Error {}
 
 export async function analyse(db: Db, imp: Import, body: Readable): Promise<Import['rows']> {
-  await transaction(db, (tx) => repo.deleteRows(tx, imp.id));
+  await transaction(db, (tx) => repo.deleteRows({ tx }, imp.id));
   const parser = body.pipe(
     parse({
       bom: true,
@@ -46,12 +46,12 @@ export async function analyse(db: Db, imp: Import, body: Readable): Promise<Impo
   const flush = async () => {
     const rows = chunk;
     chunk = [];
-    if (rows.length) await transaction(db, (tx) => repo.insertRows(tx, imp.id, rows));
+    if (rows.length) await transaction(db, (tx) => repo.insertRows({ tx }, imp.id, rows));
   };
   try {
     for await (const record of parser as AsyncIterable<Record<string, string>>) {
       row++;
-      chunk.push(await classify(db, imp, row, record, products));
+      chunk.push(await classify({ tx: db }, imp, row, record, products));
       if (chunk.length >= CHUNK) await flush();
     }
   } catch (err) {
@@ -64,13 +64,13 @@ export async function analyse(db: Db, imp: Import, body: Readable): Promise<Impo
   await flush();
   if (row === 0) throw new UnreadableFile('The file has a header but no rows.');
   return transaction(db, async (tx) => {
-    await repo.markDuplicates(tx, imp.id, imp.duplicatePolicy);
-    return repo.countRows(tx, imp.id);
+    await repo.markDuplicates({ tx }, imp.id, imp.duplicatePolicy);
+    return repo.countRows({ tx }, imp.id);
   });
 }
 
 async function classify(
-  tx: Tx,
+  { tx }: { tx: Tx },
   imp: Import,
   row: number,
   record: Record<string, string>,
@@ -97,7 +97,7 @@ async function classify(
   if (!external) return out('not_ready', 'product_external_id_missing');
   if (!(access in ACCESS_STATUSES)) return out('not_ready', 'status_invalid');
   if (!products.has(external))
-    products.set(external, await deliveryIdByExternalId(tx, imp.accountId, external));
+    products.set(external, await deliveryIdByExternalId({ tx }, imp.accountId, external));
   const deliveryId = products.get(external);
   if (deliveryId === null || deliveryId === undefined) return out('not_ready', 'product_unknown');
   return out('ready', null, `${email.toLowerCase()} ${deliveryId}`);

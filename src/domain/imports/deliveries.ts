@@ -5,7 +5,7 @@ import type { DurationUnit } from '../enrollments/duration.ts';
 
 /** The account's active delivery listening to this id (any gateway; the lowest id if several). */
 export async function deliveryIdByExternalId(
-  tx: Tx,
+  { tx }: { tx: Tx },
   accountId: number,
   externalId: string,
 ): Promise<number | null> {
@@ -26,7 +26,7 @@ export interface DeliveryGrant {
 }
 
 /** What the delivery grants (without the counters a delivery's resource carries). */
-export async function deliveryGrant(tx: Tx, id: number): Promise<DeliveryGrant | null> {
+export async function deliveryGrant({ tx }: { tx: Tx }, id: number): Promise<DeliveryGrant | null> {
   const d = await tx('deliveries').where({ id }).first('id', 'duration', 'duration_unit');
   if (!d) return null;
   const products = await tx('delivery_products')

@@ -25,21 +25,26 @@ export interface RowItem {
   row: number;
 }
 
-export async function applyRow(tx: Tx, accountId: number, item: RowItem, deps: RowDeps) {
-  const row = await repo.row(tx, item.import_id, item.row);
+export async function applyRow(
+  { tx }: { tx: Tx },
+  accountId: number,
+  item: RowItem,
+  deps: RowDeps,
+) {
+  const row = await repo.row({ tx }, item.import_id, item.row);
   if (!row || row.status !== 'ready')
     throw rejection('state_conflict', 'row_not_ready', 'The row is no longer ready.');
   if (row.appliedAttemptId !== null)
     return { row: item.row, applied_by_attempt: toId(row.appliedAttemptId), skipped: true };
   // Looked up again: the delivery may have been archived since the analysis.
-  const d = await grantOf(tx, accountId, row.productExternalId!);
+  const d = await grantOf({ tx }, accountId, row.productExternalId!);
   if (!d) throw unknownProduct();
   const email = row.email!;
-  const user = await usersRepo.findByEmail(tx, accountId, email.toLowerCase());
-  const out = await grant(tx, accountId, row, d, user, deps);
-  if ((await repo.markApplied(tx, item.import_id, item.row, item.attempt_id)) === 0)
+  const user = await usersRepo.findByEmail({ tx }, accountId, email.toLowerCase());
+  const out = await grant({ tx }, accountId, row, d, user, deps);
+  if ((await repo.markApplied({ tx }, item.import_id, item.row, item.attempt_id)) === 0)
     throw new Error('row applied concurrently'); // rolls the item back; never expected
-  await repo.countApplied(tx, item.import_id);
+  await repo.countApplied({ tx }, item.import_id);
   return out;
 }
 
@@ -50,13 +55,18 @@ export async function applyRow(tx: Tx, accountId: number, item: RowItem, deps: R
  * runner then goes row by row, where a row that fails fails alone) when a row is not ready or
  * applied already, names an unknown product, or shares its email with another row of the chunk.
  */
-export async function applyRows(tx: Tx, accountId: number, items: RowItem[], deps: RowDeps) {
+export async function applyRows(
+  { tx }: { tx: Tx },
+  accountId: number,
+  items: RowItem[],
+  deps: RowDeps,
+) {
   const first = items[0]!;
   if (items.some((i) => i.import_id !== first.import_id || i.attempt_id !== first.attempt_id))
     return null;
   const numbers = items.map((i) => i.row);
   const rows = new Map(
-    (await repo.rowsByNumber(tx, first.import_id, numbers)).map((r) => [r.row, r]),
+    (await repo.rowsByNumber({ tx }, first.import_id, numbers)).map((r) => [r.row, r]),
   );
   const grants = new Map<string, DeliveryGrant | null>();
   const emails = new Set<string>();
@@ -67,11 +77,11 @@ export async function applyRows(tx: Tx, accountId: number, items: RowItem[], dep
     if (emails.has(lower)) return null;
     emails.add(lower);
     const ext = row.productExternalId!;
-    if (!grants.has(ext)) grants.set(ext, await grantOf(tx, accountId, ext));
+    if (!grants.has(ext)) grants.set(ext, await grantOf({ tx }, accountId, ext));
     if (!grants.get(ext)) return null;
   }
   const users = new Map(
-    (await usersRepo.findManyByEmail(tx, accountId, [...emails])).map((u) => [
+    (await usersRepo.findManyByEmail({ tx }, accountId, [...emails])).map((u) => [
       u.email.toLowerCase(),
       u,
     ]),
@@ -83,10 +93,11 @@ export async function applyRows(tx: Tx, accountId: number, items: RowItem[], dep
     await new Promise((resolve) => setImmediate(resolve));
     const row = rows.get(n)!;
     const user = users.get(row.email!.toLowerCase()) ?? null;
-    out.push(await grant(tx, accountId, row, grants.get(row.productExternalId!)!, user, deps));
+    out.push(await grant({ tx }, accountId, row, grants.get(row.productExternalId!)!, user, deps));
   }
   if (
-    (await repo.markManyApplied(tx, first.import_id, numbers, first.attempt_id)) !== numbers.length
+    (await repo.markManyApplied({ tx }, first.import_id, numbers, first.attempt_id)) !==
+    numbers.length
   )
     throw new Error('rows applied concurrently'); // the chunk rolls back; never expected
   return out;
@@ -99,9 +110,9 @@ const unknownProduct = () =>
     'No active delivery listens to this product_external_id.',
   );
 
-async function grantOf(tx: Tx, accountId: number, externalId: string) {
-  const deliveryId = await deliveryIdByExternalId(tx, accountId, externalId);
-  return deliveryId === null ? null : deliveryGrant(tx, deliveryId);
+async function grantOf({ tx }: { tx: Tx }, accountId: number, externalId: string) {
+  const deliveryId = await deliveryIdByExternalId({ tx }, accountId, externalId);
+  return deliveryId === null ? null : deliveryGrant({ tx }, deliveryId);
 }
 
 /**
@@ -109,7 +120,7 @@ async function grantOf(tx: Tx, accountId: number, externalId: string) {
  * what it granted.
  */
 async function grant(
-  tx: Tx,
+  { tx }: { tx: Tx },
   accountId: number,
   row: ImportRow,
   d: DeliveryGrant,
@@ -120,7 +131,7 @@ async function grant(
   let user = found;
   let created = false;
   if (row.accessStatus === 'inactive') {
-    if (user) await deps.enrollments.endForDelivery(tx, accountId, user.id, d.id);
+    if (user) await deps.enrollments.endForDelivery({ tx }, accountId, user.id, d.id);
   } else {
     if (!user) {
       user = await deps.users.create(accountId, { name: email.split('@')[0]!, email }, { tx });
@@ -128,7 +139,7 @@ async function grant(
     }
     const duration = { duration: d.duration, unit: d.durationUnit };
     for (const p of d.products)
-      await deps.enrollments.grantAccess(tx, accountId, {
+      await deps.enrollments.grantAccess({ tx }, accountId, {
         userId: user.id,
         productId: p.productId,
         accessScheduleId: p.accessScheduleId,

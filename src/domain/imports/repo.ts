@@ -111,11 +111,11 @@ const INSERT_CHUNK = 500;
 
 export const importsRepo = {
   insert(
-    tx: Tx,
+    { tx }: { tx: Tx },
     i: Pick<Import, 'accountId' | 'fileId' | 'type' | 'duplicatePolicy' | 'mapping' | 'revision'>,
     now: string,
   ): Promise<number> {
-    return insertId(tx, 'imports', {
+    return insertId({ tx }, 'imports', {
       account_id: i.accountId,
       file_id: i.fileId,
       type: i.type,
@@ -128,14 +128,14 @@ export const importsRepo = {
     });
   },
 
-  async get(tx: Tx, accountId: number, id: number): Promise<Import | null> {
+  async get({ tx }: { tx: Tx }, accountId: number, id: number): Promise<Import | null> {
     const r = await tx('imports').where({ id, account_id: accountId }).first();
     return r ? mapImport(r) : null;
   },
 
   /** Applies changes; with `revision`, only to that revision. Returns the rows changed. */
   update(
-    tx: Tx,
+    { tx }: { tx: Tx },
     id: number,
     changes: Partial<{
       status: StoredStatus;
@@ -171,11 +171,11 @@ export const importsRepo = {
     return q.update(row);
   },
 
-  deleteRows(tx: Tx, importId: number) {
+  deleteRows({ tx }: { tx: Tx }, importId: number) {
     return tx('import_rows').where('import_id', importId).delete();
   },
 
-  async insertRows(tx: Tx, importId: number, rows: NewRow[]) {
+  async insertRows({ tx }: { tx: Tx }, importId: number, rows: NewRow[]) {
     const values = rows.map((r) => ({
       import_id: importId,
       row_number: r.row,
@@ -195,7 +195,7 @@ export const importsRepo = {
    * (`skip`) or the earlier ones (`keep_last`). Only ready rows have a key, and the condition
    * does not depend on the statuses being changed, so it holds on either engine.
    */
-  markDuplicates(tx: Tx, importId: number, policy: DuplicatePolicy) {
+  markDuplicates({ tx }: { tx: Tx }, importId: number, policy: DuplicatePolicy) {
     const other = policy === 'skip' ? '<' : '>';
     return tx.raw(
       `UPDATE import_rows SET status = 'ignored', reason = 'duplicate'
@@ -206,7 +206,7 @@ export const importsRepo = {
     );
   },
 
-  async countRows(tx: Tx, importId: number): Promise<Import['rows']> {
+  async countRows({ tx }: { tx: Tx }, importId: number): Promise<Import['rows']> {
     const rows = await tx('import_rows')
       .where('import_id', importId)
       .groupBy('status')
@@ -220,7 +220,7 @@ export const importsRepo = {
 
   /** The analysed rows in file order, a page at a time. */
   rowsPage(
-    tx: Tx,
+    { tx }: { tx: Tx },
     cursors: CursorCodec,
     importId: number,
     q: { status?: RowStatus; limit?: number; cursor?: string },
@@ -235,25 +235,34 @@ export const importsRepo = {
     });
   },
 
-  async row(tx: Tx, importId: number, rowNumber: number): Promise<ImportRow | null> {
+  async row({ tx }: { tx: Tx }, importId: number, rowNumber: number): Promise<ImportRow | null> {
     const r = await tx('import_rows').where({ import_id: importId, row_number: rowNumber }).first();
     return r ? mapRow(r) : null;
   },
 
   /** 1 when this call applied the row, 0 when an attempt already had. */
-  markApplied(tx: Tx, importId: number, rowNumber: number, attemptId: number): Promise<number> {
+  markApplied(
+    { tx }: { tx: Tx },
+    importId: number,
+    rowNumber: number,
+    attemptId: number,
+  ): Promise<number> {
     return tx('import_rows')
       .where({ import_id: importId, row_number: rowNumber })
       .whereNull('applied_attempt_id')
       .update({ applied_attempt_id: attemptId });
   },
 
-  countApplied(tx: Tx, importId: number) {
+  countApplied({ tx }: { tx: Tx }, importId: number) {
     return tx('imports').where('id', importId).increment('rows_applied', 1);
   },
 
   /** The rows of a processing chunk, by number (one statement instead of one per row). */
-  async rowsByNumber(tx: Tx, importId: number, rowNumbers: number[]): Promise<ImportRow[]> {
+  async rowsByNumber(
+    { tx }: { tx: Tx },
+    importId: number,
+    rowNumbers: number[],
+  ): Promise<ImportRow[]> {
     const rows = await tx('import_rows')
       .where('import_id', importId)
       .whereIn('row_number', rowNumbers);
@@ -261,7 +270,12 @@ export const importsRepo = {
   },
 
   /** Marks a chunk's rows applied, each only if no attempt had; returns how many this did. */
-  async markManyApplied(tx: Tx, importId: number, rowNumbers: number[], attemptId: number) {
+  async markManyApplied(
+    { tx }: { tx: Tx },
+    importId: number,
+    rowNumbers: number[],
+    attemptId: number,
+  ) {
     const changed = await tx('import_rows')
       .where('import_id', importId)
       .whereIn('row_number', rowNumbers)
@@ -271,7 +285,7 @@ export const importsRepo = {
     return changed;
   },
 
-  async remaining(tx: Tx, importId: number): Promise<number> {
+  async remaining({ tx }: { tx: Tx }, importId: number): Promise<number> {
     const r = await tx('import_rows')
       .where({ import_id: importId, status: 'ready' })
       .whereNull('applied_attempt_id')
@@ -285,7 +299,13 @@ export const importsRepo = {
    * ready row not applied yet, keyed by its row number. Ids and the timestamp are literals: a
    * bound parameter in a SELECT list has no type on PostgreSQL.
    */
-  async fillItems(tx: Tx, importId: number, attemptId: number, operationId: number, now: string) {
+  async fillItems(
+    { tx }: { tx: Tx },
+    importId: number,
+    attemptId: number,
+    operationId: number,
+    now: string,
+  ) {
     if (!/^[0-9T:.Z-]+$/.test(now)) throw new Error(`unexpected timestamp ${now}`);
     const head = `'{"import_id":${Number(importId)},"attempt_id":${Number(attemptId)},"row":'`;
     const res = await tx.raw(
@@ -298,8 +318,8 @@ export const importsRepo = {
     return Number(res.rowCount ?? res.changes ?? 0);
   },
 
-  insertAttempt(tx: Tx, a: Omit<Attempt, 'id'>): Promise<number> {
-    return insertId(tx, 'import_attempts', {
+  insertAttempt({ tx }: { tx: Tx }, a: Omit<Attempt, 'id'>): Promise<number> {
+    return insertId({ tx }, 'import_attempts', {
       import_id: a.importId,
       operation_id: a.operationId,
       credential_id: a.credentialId,
@@ -309,13 +329,13 @@ export const importsRepo = {
     });
   },
 
-  setAttempt(tx: Tx, id: number, changes: { operationId: number; rows: number }) {
+  setAttempt({ tx }: { tx: Tx }, id: number, changes: { operationId: number; rows: number }) {
     return tx('import_attempts')
       .where('id', id)
       .update({ operation_id: changes.operationId, rows: changes.rows });
   },
 
-  async attempts(tx: Tx, importId: number, id?: number): Promise<Attempt[]> {
+  async attempts({ tx }: { tx: Tx }, importId: number, id?: number): Promise<Attempt[]> {
     const q = tx('import_attempts').where('import_id', importId).orderBy('id');
     if (id !== undefined) q.where('id', id);
     return (await q).map(mapAttempt);

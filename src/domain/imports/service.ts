@@ -73,11 +73,13 @@ export class ImportsService {
 
   private now = () => this.clock.now().toISOString();
 
-  private async load(tx: Tx, accountId: number, id: number | null) {
-    const imp = id === null ? null : await repo.get(tx, accountId, id);
+  private async load({ tx }: { tx: Tx }, accountId: number, id: number | null) {
+    const imp = id === null ? null : await repo.get({ tx }, accountId, id);
     if (!imp) throw new AppError('not_found');
     const op =
-      imp.currentOperationId === null ? null : await operationsRepo.get(tx, imp.currentOperationId);
+      imp.currentOperationId === null
+        ? null
+        : await operationsRepo.get({ tx }, imp.currentOperationId);
     return { imp, op };
   }
 
@@ -90,7 +92,7 @@ export class ImportsService {
   }
 
   async get(accountId: number, id: number | null, tx: Tx = this.db): Promise<ImportView> {
-    const { imp, op } = await this.load(tx, accountId, id);
+    const { imp, op } = await this.load({ tx }, accountId, id);
     return this.view(imp, op);
   }
 
@@ -106,7 +108,7 @@ export class ImportsService {
   ): Promise<ImportView> {
     const accountId = auth.account.id;
     return inTransaction(this.db, opts.tx, async (tx) => {
-      await assertFeature(tx, accountId, 'imports');
+      await assertFeature({ tx }, accountId, 'imports');
       if (input.type !== 'students_access')
         throw fieldError('type', 'The only import type is students_access.');
       const fileId = fromId(input.file_id);
@@ -125,7 +127,7 @@ export class ImportsService {
           'wrong_purpose',
         );
       const id = await repo.insert(
-        tx,
+        { tx },
         {
           accountId,
           fileId: file.id,
@@ -152,7 +154,7 @@ export class ImportsService {
       let mapping: Mapping | undefined;
       let policy: DuplicatePolicy | undefined;
       const imp = await guardedWrite({
-        load: () => this.load(tx, accountId, id).then(({ imp, op }) => ({ ...imp, op })),
+        load: () => this.load({ tx }, accountId, id).then(({ imp, op }) => ({ ...imp, op })),
         ifMatch,
         check: (row) => {
           this.assertIdle(row, row.op);
@@ -166,7 +168,7 @@ export class ImportsService {
             JSON.stringify(mapping) === JSON.stringify(row.mapping) &&
             policy === row.duplicatePolicy;
           if (same) return 1;
-          await repo.deleteRows(tx, row.id);
+          await repo.deleteRows({ tx }, row.id);
           const changes = {
             mapping,
             duplicatePolicy: policy,
@@ -176,7 +178,7 @@ export class ImportsService {
             revision: newRevision(),
             updatedAt: this.now(),
           };
-          return repo.update(tx, row.id, changes, guard);
+          return repo.update({ tx }, row.id, changes, guard);
         },
       });
       return this.get(accountId, imp.id, tx);
@@ -191,7 +193,7 @@ export class ImportsService {
   ): Promise<void> {
     await inTransaction(this.db, opts.tx, async (tx) => {
       await guardedWrite({
-        load: () => this.load(tx, accountId, id).then(({ imp, op }) => ({ ...imp, op })),
+        load: () => this.load({ tx }, accountId, id).then(({ imp, op }) => ({ ...imp, op })),
         ifMatch,
         check: (row) => {
           if (!row.deleted && running(row.op))
@@ -201,7 +203,7 @@ export class ImportsService {
           row.deleted
             ? Promise.resolve(1)
             : repo.update(
-                tx,
+                { tx },
                 row.id,
                 { deleted: true, revision: newRevision(), updatedAt: this.now() },
                 guard,
@@ -217,8 +219,8 @@ export class ImportsService {
 
   async requestAnalysis(auth: AuthContext, id: number | null, opts: { tx?: Tx } = {}) {
     return inTransaction(this.db, opts.tx, async (tx) => {
-      const { imp, op } = await this.load(tx, auth.account.id, id);
-      await assertFeature(tx, imp.accountId, 'imports');
+      const { imp, op } = await this.load({ tx }, auth.account.id, id);
+      await assertFeature({ tx }, imp.accountId, 'imports');
       this.assertIdle(imp, op);
       if (imp.rowsApplied > 0)
         throw conflict('import_processed', 'Rows of this import were processed already.');
@@ -228,7 +230,7 @@ export class ImportsService {
         [{ key: 'analysis', payload: { import_id: imp.id } }],
         tx,
       );
-      await repo.update(tx, imp.id, {
+      await repo.update({ tx }, imp.id, {
         status: 'pending',
         rows: { total: 0, ready: 0, notReady: 0, ignored: 0 },
         failureReason: null,
@@ -246,55 +248,65 @@ export class ImportsService {
     q: { status?: RowStatus; limit?: number; cursor?: string },
   ): Promise<PageResult<ImportRow>> {
     const imp = await this.get(accountId, id);
-    return repo.rowsPage(this.db, this.cursors, imp.id, q);
+    return repo.rowsPage({ tx: this.db }, this.cursors, imp.id, q);
   }
 
   /** A processing attempt: an operation over the ready rows no attempt has applied yet. */
   async createAttempt(auth: AuthContext, id: number | null, opts: { tx?: Tx } = {}) {
     return inTransaction(this.db, opts.tx, async (tx) => {
-      const { imp, op } = await this.load(tx, auth.account.id, id);
-      await assertFeature(tx, imp.accountId, 'imports');
+      const { imp, op } = await this.load({ tx }, auth.account.id, id);
+      await assertFeature({ tx }, imp.accountId, 'imports');
       this.assertIdle(imp, op);
       if (imp.status !== 'analyzed')
         throw conflict(
           'analysis_required',
           'Analyse the import first; its analysis has not finished.',
         );
-      const earlier = await repo.attempts(tx, imp.id);
-      const attemptId = await repo.insertAttempt(tx, {
-        importId: imp.id,
-        operationId: null,
-        credentialId: auth.credential.id,
-        mode: earlier.length ? 'remaining' : 'initial',
-        rows: 0,
-        createdAt: this.now(),
-      });
+      const earlier = await repo.attempts({ tx }, imp.id);
+      const attemptId = await repo.insertAttempt(
+        { tx },
+        {
+          importId: imp.id,
+          operationId: null,
+          credentialId: auth.credential.id,
+          mode: earlier.length ? 'remaining' : 'initial',
+          rows: 0,
+          createdAt: this.now(),
+        },
+      );
       const processing = await this.operations.openWith(auth, PROCESS, tx, (t, opId, now) =>
-        repo.fillItems(t, imp.id, attemptId, opId, now),
+        repo.fillItems({ tx: t }, imp.id, attemptId, opId, now),
       );
       if (processing.total === 0)
         throw conflict('nothing_to_process', 'Every ready row has been applied already.');
-      await repo.setAttempt(tx, attemptId, { operationId: processing.id, rows: processing.total });
-      await repo.update(tx, imp.id, {
+      await repo.setAttempt({ tx }, attemptId, {
+        operationId: processing.id,
+        rows: processing.total,
+      });
+      await repo.update({ tx }, imp.id, {
         currentOperationId: processing.id,
         revision: newRevision(),
         updatedAt: this.now(),
       });
-      return (await this.attemptViews(tx, imp.id, attemptId))[0]!;
+      return (await this.attemptViews({ tx }, imp.id, attemptId))[0]!;
     });
   }
 
   async attempts(accountId: number, id: number | null): Promise<AttemptView[]> {
     const imp = await this.get(accountId, id);
-    return this.attemptViews(this.db, imp.id);
+    return this.attemptViews({ tx: this.db }, imp.id);
   }
 
-  private async attemptViews(tx: Tx, importId: number, id?: number): Promise<AttemptView[]> {
+  private async attemptViews(
+    { tx }: { tx: Tx },
+    importId: number,
+    id?: number,
+  ): Promise<AttemptView[]> {
     const out: AttemptView[] = [];
-    for (const a of await repo.attempts(tx, importId, id))
+    for (const a of await repo.attempts({ tx }, importId, id))
       out.push({
         ...a,
-        operation: a.operationId === null ? null : await operationsRepo.get(tx, a.operationId),
+        operation: a.operationId === null ? null : await operationsRepo.get({ tx }, a.operationId),
       });
     return out;
   }

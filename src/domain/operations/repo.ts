@@ -128,7 +128,7 @@ const mapAttempt = (r: any): Attempt => ({
 });
 
 /** The operation with its current attempt's status. */
-const withAttempt = (tx: Tx) =>
+const withAttempt = ({ tx }: { tx: Tx }) =>
   tx('operations')
     .select('operations.*', 'operation_attempts.status as attempt_status')
     .leftJoin('operation_attempts', function () {
@@ -146,7 +146,7 @@ const itemPages = pages({
 
 export const operationsRepo = {
   async insert(
-    tx: Tx,
+    { tx }: { tx: Tx },
     row: {
       accountId: number;
       environment: string;
@@ -157,7 +157,7 @@ export const operationsRepo = {
       expiresAt: string;
     },
   ): Promise<number> {
-    return insertId(tx, 'operations', {
+    return insertId({ tx }, 'operations', {
       account_id: row.accountId,
       environment: row.environment,
       credential_id: row.credentialId,
@@ -170,7 +170,7 @@ export const operationsRepo = {
   },
 
   async insertItems(
-    tx: Tx,
+    { tx }: { tx: Tx },
     operationId: number,
     items: { key: string; payload: unknown }[],
     now: string,
@@ -185,7 +185,7 @@ export const operationsRepo = {
     }));
     // PostgreSQL: one statement, an array per column (a batch's POST waits for it).
     if (isPostgres(tx)) {
-      await insertUnnest(tx, 'operation_items', ITEM_TYPES, rows);
+      await insertUnnest({ tx }, 'operation_items', ITEM_TYPES, rows);
       return;
     }
     // Chunks keep each statement under SQLite's bound-parameter limit.
@@ -193,7 +193,13 @@ export const operationsRepo = {
       await tx('operation_items').insert(rows.slice(i, i + 100));
   },
 
-  insertAttempt(tx: Tx, operationId: number, number: number, origin: Origin, now: string) {
+  insertAttempt(
+    { tx }: { tx: Tx },
+    operationId: number,
+    number: number,
+    origin: Origin,
+    now: string,
+  ) {
     return tx('operation_attempts').insert({
       operation_id: operationId,
       number,
@@ -203,14 +209,14 @@ export const operationsRepo = {
     });
   },
 
-  async get(tx: Tx, id: number, accountId?: number): Promise<Operation | null> {
-    const q = withAttempt(tx).where('operations.id', id);
+  async get({ tx }: { tx: Tx }, id: number, accountId?: number): Promise<Operation | null> {
+    const q = withAttempt({ tx }).where('operations.id', id);
     if (accountId !== undefined) q.where('operations.account_id', accountId);
     const r = await q.first();
     return r ? mapOperation(r) : null;
   },
 
-  async countOpen(tx: Tx, accountId: number, environment: string): Promise<number> {
+  async countOpen({ tx }: { tx: Tx }, accountId: number, environment: string): Promise<number> {
     const r = await tx('operations')
       .where({ account_id: accountId, environment })
       .whereIn('status', ['queued', 'running'])
@@ -221,23 +227,23 @@ export const operationsRepo = {
 
   /** One page of the operation's items, in the order they were submitted. */
   itemsPage(
-    tx: Tx,
+    { tx }: { tx: Tx },
     cursors: CursorCodec,
     operationId: number,
     f: { status?: string },
     p: PageParams,
   ) {
-    const query = operationsRepo.itemsQuery(tx, operationId, f.status);
+    const query = operationsRepo.itemsQuery({ tx }, operationId, f.status);
     return itemPages(query, cursors, { ...p, of: [operationId], filters: f });
   },
 
-  itemsQuery(tx: Tx, operationId: number, status?: string): Knex.QueryBuilder {
+  itemsQuery({ tx }: { tx: Tx }, operationId: number, status?: string): Knex.QueryBuilder {
     const q = tx('operation_items').where('operation_id', operationId);
     if (status) q.where('status', status);
     return q;
   },
 
-  async pendingItems(tx: Tx, operationId: number, limit: number): Promise<Item[]> {
+  async pendingItems({ tx }: { tx: Tx }, operationId: number, limit: number): Promise<Item[]> {
     const rows = await tx('operation_items')
       .where({ operation_id: operationId, status: 'pending' })
       .orderBy('position')
@@ -245,7 +251,7 @@ export const operationsRepo = {
     return rows.map(mapItem);
   },
 
-  async attempts(tx: Tx, operationId: number): Promise<Attempt[]> {
+  async attempts({ tx }: { tx: Tx }, operationId: number): Promise<Attempt[]> {
     const rows = await tx('operation_attempts')
       .where('operation_id', operationId)
       .orderBy('number');
@@ -258,7 +264,7 @@ export const operationsRepo = {
    * runnable; `tookOver` names the holder it replaced (counted in `lease_takeovers`).
    */
   claim(
-    tx: Tx,
+    { tx }: { tx: Tx },
     id: number,
     owner: string,
     now: string,
@@ -266,7 +272,7 @@ export const operationsRepo = {
     deadOwner: string | null,
   ): Promise<Claimed> {
     return lease.claim(
-      tx,
+      { tx },
       id,
       { owner, now, until: leaseUntil },
       {
@@ -278,8 +284,15 @@ export const operationsRepo = {
   },
 
   /** Renews the lease and moves the counters; false means the lease is no longer ours. */
-  renew(tx: Tx, id: number, owner: string, leaseUntil: string, done: number, failed: number) {
-    return lease.renew(tx, id, owner, leaseUntil, {
+  renew(
+    { tx }: { tx: Tx },
+    id: number,
+    owner: string,
+    leaseUntil: string,
+    done: number,
+    failed: number,
+  ) {
+    return lease.renew({ tx }, id, owner, leaseUntil, {
       done: tx.raw('done + ?', [done]),
       failed: tx.raw('failed + ?', [failed]),
     });
@@ -291,7 +304,7 @@ export const operationsRepo = {
    * 0 means the lease is no longer ours (the caller rolls the chunk back).
    */
   async settleChunk(
-    tx: Tx,
+    { tx }: { tx: Tx },
     id: number,
     owner: string,
     leaseUntil: string,
@@ -301,13 +314,13 @@ export const operationsRepo = {
       // SQLite: cached prepared statements, one per item (no round trips to save here).
       for (const item of chunk.items)
         await execute(
-          tx,
+          { tx },
           `UPDATE operation_items SET status = 'succeeded', result = ?, attempt_number = ?,
              updated_at = ? WHERE id = ? AND status = 'pending'`,
           [item.result, chunk.attempt, chunk.at, item.id],
         );
       return execute(
-        tx,
+        { tx },
         'UPDATE operations SET lease_expires_at = ?, done = done + ? WHERE id = ? AND lease_owner = ?',
         [leaseUntil, chunk.items.length, id, owner],
       );
@@ -335,12 +348,12 @@ export const operationsRepo = {
     return Number(r.rowCount ?? 0);
   },
 
-  releaseLease(tx: Tx, id: number, owner: string) {
-    return lease.release(tx, id, owner);
+  releaseLease({ tx }: { tx: Tx }, id: number, owner: string) {
+    return lease.release({ tx }, id, owner);
   },
 
   setAttemptStatus(
-    tx: Tx,
+    { tx }: { tx: Tx },
     id: number,
     number: number,
     status: string,
@@ -353,29 +366,31 @@ export const operationsRepo = {
   },
 
   update(
-    tx: Tx,
+    { tx }: { tx: Tx },
     id: number,
     changes: Record<string, unknown>,
     guard: { owner?: string; status?: string[] } = {},
   ) {
-    const q = guard.owner ? lease.guarded(tx, id, guard.owner) : tx('operations').where('id', id);
+    const q = guard.owner
+      ? lease.guarded({ tx }, id, guard.owner)
+      : tx('operations').where('id', id);
     if (guard.status) q.whereIn('status', guard.status);
     return q.update(changes);
   },
 
   /** Settles a pending item; 0 when it was no longer pending (another run got there first). */
-  updateItem(tx: Tx, id: number, changes: Record<string, unknown>): Promise<number> {
+  updateItem({ tx }: { tx: Tx }, id: number, changes: Record<string, unknown>): Promise<number> {
     return tx('operation_items').where({ id, status: 'pending' }).update(changes);
   },
 
   /** Items a resume runs again: failed ones that may succeed on another try. */
-  requeueRetryable(tx: Tx, operationId: number, now: string) {
+  requeueRetryable({ tx }: { tx: Tx }, operationId: number, now: string) {
     return tx('operation_items')
       .where({ operation_id: operationId, status: 'failed', retryable: true })
       .update({ status: 'pending', error: null, retryable: false, updated_at: now });
   },
 
-  async countRecoverable(tx: Tx, operationId: number): Promise<number> {
+  async countRecoverable({ tx }: { tx: Tx }, operationId: number): Promise<number> {
     const r = await tx('operation_items')
       .where('operation_id', operationId)
       .where((q) => q.where('status', 'pending').orWhere({ status: 'failed', retryable: true }))
@@ -384,14 +399,14 @@ export const operationsRepo = {
     return Number(r?.n ?? 0);
   },
 
-  cancelPending(tx: Tx, operationId: number, now: string) {
+  cancelPending({ tx }: { tx: Tx }, operationId: number, now: string) {
     return tx('operation_items')
       .where({ operation_id: operationId, status: 'pending' })
       .update({ status: 'canceled', updated_at: now });
   },
 
   /** Running operations whose lease ran out (their worker died): to be picked up again. */
-  async orphaned(tx: Tx, now: string): Promise<{ id: number; owner: string | null }[]> {
+  async orphaned({ tx }: { tx: Tx }, now: string): Promise<{ id: number; owner: string | null }[]> {
     const rows = await tx('operations')
       .where('status', 'running')
       .where((q) => q.whereNull('lease_owner').orWhere('lease_expires_at', '<', now))
@@ -399,7 +414,7 @@ export const operationsRepo = {
     return rows.map((r: any) => ({ id: Number(r.id), owner: r.lease_owner }));
   },
 
-  async leaseOwners(tx: Tx): Promise<{ id: number; owner: string }[]> {
+  async leaseOwners({ tx }: { tx: Tx }): Promise<{ id: number; owner: string }[]> {
     const rows = await tx('operations')
       .where('status', 'running')
       .whereNotNull('lease_owner')
@@ -407,7 +422,7 @@ export const operationsRepo = {
     return rows.map((r: any) => ({ id: Number(r.id), owner: r.lease_owner }));
   },
 
-  purgeExpired(tx: Tx, now: string): Promise<number> {
+  purgeExpired({ tx }: { tx: Tx }, now: string): Promise<number> {
     return tx('operations').where('expires_at', '<', now).delete();
   },
 };

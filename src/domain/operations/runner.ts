@@ -64,14 +64,15 @@ export class OperationRunner {
     // beside the original) must not both hold the lease. It starts with the worker id, so a run
     // of a dead process is recognized as such.
     const owner = `${ctx.workerId}/${randomHex(4)}`;
-    const op = await repo.get(this.db, operationId);
+    const op = await repo.get({ tx: this.db }, operationId);
     if (!op || (TERMINAL as readonly string[]).includes(op.status)) return;
     const now = this.clock.now().toISOString();
     const dead = isDeadWorker(op.leaseOwner) ? op.leaseOwner : null;
     const claimed = await transaction(this.db, async (tx) => {
       // A lease taken over (expired, or its worker dead) is counted in the row.
-      if (!(await repo.claim(tx, op.id, owner, now, this.leaseUntil(), dead)).claimed) return false;
-      await repo.setAttemptStatus(tx, op.id, op.attemptNumber, 'running', { started: now });
+      if (!(await repo.claim({ tx }, op.id, owner, now, this.leaseUntil(), dead)).claimed)
+        return false;
+      await repo.setAttemptStatus({ tx }, op.id, op.attemptNumber, 'running', { started: now });
       return true;
     });
     // Another live attempt holds it; should it die, its lease runs out and the recovery sweep
@@ -83,7 +84,7 @@ export class OperationRunner {
       if (err instanceof OwnershipLost) return; // the other attempt records the outcome
       // Released for the job's next try, which claims it again; with the database away, once it
       // is back (else the operation would wait for its lease to run out and the recovery sweep).
-      await leaseWrite(this.db, (tx) => repo.releaseLease(tx, op.id, owner), {
+      await leaseWrite(this.db, (tx) => repo.releaseLease({ tx }, op.id, owner), {
         maxMs: LEASE_MS,
         stop: () => ctx.signal.aborted,
       }).catch(() => undefined);
@@ -109,13 +110,13 @@ export class OperationRunner {
     for (;;) {
       if (signal.aborted) {
         // Stopping: the items done so far are committed; the job runs again and goes on from here.
-        await transaction(this.db, (tx) => repo.releaseLease(tx, id, owner));
+        await transaction(this.db, (tx) => repo.releaseLease({ tx }, id, owner));
         throw new JobReleased();
       }
-      const current = await repo.get(this.db, id);
+      const current = await repo.get({ tx: this.db }, id);
       if (!current || current.leaseOwner !== owner) throw new OwnershipLost();
       if (current.cancellationRequested) return this.finish(id, owner, attempt, 'canceled');
-      const batch = await repo.pendingItems(this.db, id, chunk);
+      const batch = await repo.pendingItems({ tx: this.db }, id, chunk);
       if (batch.length === 0) return this.finish(id, owner, attempt, null);
       const run = { id, accountId, attempt, owner };
       if (setBased && (await this.allAtOnce(type, run, batch))) continue;
@@ -141,7 +142,7 @@ export class OperationRunner {
           operationId: run.id,
         });
         if (!results) throw new Declined();
-        const settled = await repo.settleChunk(tx, run.id, run.owner, this.leaseUntil(), {
+        const settled = await repo.settleChunk({ tx }, run.id, run.owner, this.leaseUntil(), {
           attempt: run.attempt,
           at: this.clock.now().toISOString(),
           items: batch.map((item, i) => ({ id: item.id, result: JSON.stringify(results[i]) })),
@@ -188,7 +189,7 @@ export class OperationRunner {
               prepared: prep?.value,
             }),
           );
-          await repo.updateItem(tx, item.id, {
+          await repo.updateItem({ tx }, item.id, {
             status: 'succeeded',
             result: JSON.stringify(result),
             attempt_number: attempt,
@@ -202,7 +203,7 @@ export class OperationRunner {
           // service that failed or timed out: storage_unavailable) is not a rejection.
           const retryable = !isAppError(err) || err.status === 503;
           await type.failed?.(tx, accountId, item.payload, err);
-          await repo.updateItem(tx, item.id, {
+          await repo.updateItem({ tx }, item.id, {
             status: 'failed',
             error: JSON.stringify(describe(err)),
             retryable,
@@ -216,7 +217,7 @@ export class OperationRunner {
           }
         }
       }
-      if (!(await repo.renew(tx, id, owner, this.leaseUntil(), done, failed)))
+      if (!(await repo.renew({ tx }, id, owner, this.leaseUntil(), done, failed)))
         throw new OwnershipLost();
       return stop;
     });
@@ -231,7 +232,7 @@ export class OperationRunner {
   ): Promise<void> {
     const now = this.clock.now().toISOString();
     await transaction(this.db, async (tx) => {
-      const op = (await repo.get(tx, id))!;
+      const op = (await repo.get({ tx }, id))!;
       let status: string = forced ?? 'succeeded';
       if (!forced && op.failed > 0) {
         status = op.done > 0 ? 'partially_succeeded' : 'failed';
@@ -241,9 +242,9 @@ export class OperationRunner {
             message: "Every item failed; each item's error says why.",
           };
       }
-      if (status === 'canceled') await repo.cancelPending(tx, id, now);
+      if (status === 'canceled') await repo.cancelPending({ tx }, id, now);
       const changed = await repo.update(
-        tx,
+        { tx },
         id,
         {
           status,
@@ -255,8 +256,8 @@ export class OperationRunner {
         { owner },
       );
       if (!changed) throw new OwnershipLost();
-      await repo.setAttemptStatus(tx, id, attempt, status, { finished: now });
-      const done = (await repo.get(tx, id))!;
+      await repo.setAttemptStatus({ tx }, id, attempt, status, { finished: now });
+      const done = (await repo.get({ tx }, id))!;
       await this.events.record(tx, {
         accountId: done.accountId,
         type: 'operation.finished',
@@ -276,8 +277,8 @@ export class OperationRunner {
   /** Running operations whose worker is gone: returns their ids so they can be enqueued again. */
   async orphans(): Promise<number[]> {
     const now = this.clock.now().toISOString();
-    const expired = await repo.orphaned(this.db, now);
-    const dead = (await repo.leaseOwners(this.db)).filter((o) => isDeadWorker(o.owner));
+    const expired = await repo.orphaned({ tx: this.db }, now);
+    const dead = (await repo.leaseOwners({ tx: this.db })).filter((o) => isDeadWorker(o.owner));
     return [...new Set([...expired.map((o) => o.id), ...dead.map((o) => o.id)])];
   }
 }

@@ -58,11 +58,17 @@ export class OperationsService {
   ): Promise<PageResult<Item>> {
     const op = await this.get(accountId, id);
     const { limit, cursor } = q;
-    return repo.itemsPage(this.db, this.cursors, op.id, { status: q.status }, { limit, cursor });
+    return repo.itemsPage(
+      { tx: this.db },
+      this.cursors,
+      op.id,
+      { status: q.status },
+      { limit, cursor },
+    );
   }
 
   async get(accountId: number, id: number | null, tx: Tx = this.db): Promise<Operation> {
-    const op = id === null ? null : await repo.get(tx, id, accountId);
+    const op = id === null ? null : await repo.get({ tx }, id, accountId);
     if (!op) throw new AppError('not_found');
     return op;
   }
@@ -130,7 +136,7 @@ export class OperationsService {
     outer?: Tx,
   ): Promise<Operation> {
     const fill = async (tx: Tx, id: number, now: string) => {
-      await repo.insertItems(tx, id, items, now);
+      await repo.insertItems({ tx }, id, items, now);
       return items.length;
     };
     return this.openWith(auth, type, outer, fill, items.length);
@@ -150,22 +156,25 @@ export class OperationsService {
     const now = this.clock.now();
     return inTransaction(this.db, outer, async (tx) => {
       const environment = auth.credential.environment;
-      if ((await repo.countOpen(tx, auth.account.id, environment)) >= MAX_OPEN)
+      if ((await repo.countOpen({ tx }, auth.account.id, environment)) >= MAX_OPEN)
         throw new AppError('operation_backlog_exceeded');
-      const id = await repo.insert(tx, {
-        accountId: auth.account.id,
-        environment,
-        credentialId: auth.credential.id,
-        type,
-        total: knownTotal ?? 0,
-        now: now.toISOString(),
-        expiresAt: new Date(now.getTime() + RETENTION_MS).toISOString(),
-      });
+      const id = await repo.insert(
+        { tx },
+        {
+          accountId: auth.account.id,
+          environment,
+          credentialId: auth.credential.id,
+          type,
+          total: knownTotal ?? 0,
+          now: now.toISOString(),
+          expiresAt: new Date(now.getTime() + RETENTION_MS).toISOString(),
+        },
+      );
       const total = await fill(tx, id, now.toISOString());
-      if (total !== knownTotal) await repo.update(tx, id, { total });
-      await repo.insertAttempt(tx, id, 1, 'automatic', now.toISOString());
+      if (total !== knownTotal) await repo.update({ tx }, id, { total });
+      await repo.insertAttempt({ tx }, id, 1, 'automatic', now.toISOString());
       await this.jobs.enqueue(tx, RUN_TASK, { operation_id: id });
-      return (await repo.get(tx, id))!;
+      return (await repo.get({ tx }, id))!;
     });
   }
 
@@ -177,14 +186,14 @@ export class OperationsService {
       if ((TERMINAL as readonly string[]).includes(op.status))
         throw new AppError('operation_not_cancelable');
       const canceledNow = await repo.update(
-        tx,
+        { tx },
         op.id,
         { status: 'canceled', cancellation_requested: true, finished_at: now },
         { status: ['queued'] },
       );
       if (canceledNow) {
-        await repo.cancelPending(tx, op.id, now);
-        await repo.setAttemptStatus(tx, op.id, op.attemptNumber, 'canceled', { finished: now });
+        await repo.cancelPending({ tx }, op.id, now);
+        await repo.setAttemptStatus({ tx }, op.id, op.attemptNumber, 'canceled', { finished: now });
         // Canceled before it ran: finished all the same (the runner announces the others).
         await this.events.record(tx, {
           accountId,
@@ -201,9 +210,9 @@ export class OperationsService {
         });
       } else {
         // Running: the worker sees the flag before its next chunk of items.
-        await repo.update(tx, op.id, { cancellation_requested: true });
+        await repo.update({ tx }, op.id, { cancellation_requested: true });
       }
-      return (await repo.get(tx, op.id))!;
+      return (await repo.get({ tx }, op.id))!;
     });
   }
 
@@ -212,12 +221,12 @@ export class OperationsService {
     const now = this.clock.now().toISOString();
     return inTransaction(this.db, opts.tx, async (tx) => {
       const op = await this.get(accountId, id, tx);
-      if (op.status !== 'failed' || (await repo.countRecoverable(tx, op.id)) === 0)
+      if (op.status !== 'failed' || (await repo.countRecoverable({ tx }, op.id)) === 0)
         throw new AppError('operation_not_resumable');
       const number = op.attemptNumber + 1;
-      const retried = await repo.requeueRetryable(tx, op.id, now);
+      const retried = await repo.requeueRetryable({ tx }, op.id, now);
       const changed = await repo.update(
-        tx,
+        { tx },
         op.id,
         {
           status: 'queued',
@@ -231,20 +240,20 @@ export class OperationsService {
         { status: ['failed'] },
       );
       if (!changed) throw new AppError('operation_not_resumable');
-      await repo.insertAttempt(tx, op.id, number, 'manual', now);
+      await repo.insertAttempt({ tx }, op.id, number, 'manual', now);
       await this.jobs.enqueue(tx, RUN_TASK, { operation_id: op.id });
-      return (await repo.get(tx, op.id))!;
+      return (await repo.get({ tx }, op.id))!;
     });
   }
 
   attempts(accountId: number, id: number | null) {
-    return this.get(accountId, id).then((op) => repo.attempts(this.db, op.id));
+    return this.get(accountId, id).then((op) => repo.attempts({ tx: this.db }, op.id));
   }
 
   /** Operations are kept 30 days from creation (`expires_at`). */
   purgeExpired(): Promise<number> {
     return inTransaction(this.db, undefined, (tx) =>
-      repo.purgeExpired(tx, this.clock.now().toISOString()),
+      repo.purgeExpired({ tx }, this.clock.now().toISOString()),
     );
   }
 }

@@ -64,9 +64,9 @@ const mapRecipient = (r: any): Recipient => ({
 });
 
 export const outboxRepo = {
-  async insert(tx: Tx, e: NewEmailRow, now: string): Promise<number> {
+  async insert({ tx }: { tx: Tx }, e: NewEmailRow, now: string): Promise<number> {
     const { to, ...rest } = e;
-    return insertId(tx, 'emails', {
+    return insertId({ tx }, 'emails', {
       ...toRow(rest),
       to_email: to,
       to_email_lower: to.toLowerCase(),
@@ -76,13 +76,13 @@ export const outboxRepo = {
     });
   },
 
-  async get(tx: Tx, id: number): Promise<Email | null> {
+  async get({ tx }: { tx: Tx }, id: number): Promise<Email | null> {
     const r = await tx('emails').where('id', id).first();
     return r ? mapEmail(r) : null;
   },
 
   /** The emails written to an address, newest first. */
-  async toAddress(tx: Tx, accountId: number, emailLower: string, limit: number) {
+  async toAddress({ tx }: { tx: Tx }, accountId: number, emailLower: string, limit: number) {
     const rows = await tx('emails')
       .where({ account_id: accountId, to_email_lower: emailLower })
       .orderBy('id', 'desc')
@@ -91,17 +91,21 @@ export const outboxRepo = {
   },
 
   /** Settles a queued email; false when it was settled already (another run got there). */
-  async settle(tx: Tx, id: number, s: Settlement): Promise<boolean> {
+  async settle({ tx }: { tx: Tx }, id: number, s: Settlement): Promise<boolean> {
     return (await tx('emails').where({ id, status: 'queued' }).update(toRow(s))) > 0;
   },
 
-  async recordAttempt(tx: Tx, id: number, error: string): Promise<void> {
+  async recordAttempt({ tx }: { tx: Tx }, id: number, error: string): Promise<void> {
     await tx('emails')
       .where({ id, status: 'queued' })
       .update({ attempts: tx.raw('attempts + 1'), error: error.slice(0, 500) });
   },
 
-  async recipient(tx: Tx, accountId: number, emailLower: string): Promise<Recipient | null> {
+  async recipient(
+    { tx }: { tx: Tx },
+    accountId: number,
+    emailLower: string,
+  ): Promise<Recipient | null> {
     const r = await tx('email_recipients')
       .where({ account_id: accountId, email_lower: emailLower })
       .first();
@@ -109,19 +113,30 @@ export const outboxRepo = {
   },
 
   /** One more email sent to the address. */
-  async recordSent(tx: Tx, accountId: number, emailLower: string, now: string): Promise<void> {
-    await upsertRecipient(tx, accountId, emailLower, now, {
+  async recordSent(
+    { tx }: { tx: Tx },
+    accountId: number,
+    emailLower: string,
+    now: string,
+  ): Promise<void> {
+    await upsertRecipient({ tx }, accountId, emailLower, now, {
       sent_count: tx.raw('sent_count + 1'),
       last_sent_at: now,
     });
   },
 
   /** Sets or clears the address's bounce flag. */
-  async setBounce(tx: Tx, accountId: number, emailLower: string, now: string, b: Bounce) {
-    await upsertRecipient(tx, accountId, emailLower, now, toRow(b));
+  async setBounce(
+    { tx }: { tx: Tx },
+    accountId: number,
+    emailLower: string,
+    now: string,
+    b: Bounce,
+  ) {
+    await upsertRecipient({ tx }, accountId, emailLower, now, toRow(b));
   },
 
-  async removeAccount(tx: Tx, accountId: number): Promise<number> {
+  async removeAccount({ tx }: { tx: Tx }, accountId: number): Promise<number> {
     await tx('email_recipients').where('account_id', accountId).delete();
     return tx('emails').where('account_id', accountId).delete();
   },
@@ -129,7 +144,7 @@ export const outboxRepo = {
 
 /** Creates the address's row when missing, then applies `changes`. */
 async function upsertRecipient(
-  tx: Tx,
+  { tx }: { tx: Tx },
   accountId: number,
   emailLower: string,
   now: string,

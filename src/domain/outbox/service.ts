@@ -43,8 +43,8 @@ export class OutboxService {
   }
 
   /** Writes the email and its sending job in the caller's transaction; returns its id. */
-  async queue(tx: Tx, email: NewEmail): Promise<number> {
-    const id = await repo.insert(tx, email, this.clock.now().toISOString());
+  async queue({ tx }: { tx: Tx }, email: NewEmail): Promise<number> {
+    const id = await repo.insert({ tx }, email, this.clock.now().toISOString());
     await this.jobs.enqueue(
       tx,
       SEND_EMAIL_TASK,
@@ -62,12 +62,12 @@ export class OutboxService {
    * permanent SMTP refusal (5xx) fails the email and puts the address on the bounce list.
    */
   async send(emailId: number, attempt = 1): Promise<Email['status'] | null> {
-    const email = await repo.get(this.db, emailId);
+    const email = await repo.get({ tx: this.db }, emailId);
     if (!email || email.status !== 'queued') return email?.status ?? null;
     const lower = email.to.toLowerCase();
-    if ((await repo.recipient(this.db, email.accountId, lower))?.bounced) {
+    if ((await repo.recipient({ tx: this.db }, email.accountId, lower))?.bounced) {
       await inTransaction(this.db, undefined, (tx) =>
-        repo.settle(tx, email.id, { status: 'suppressed', error: 'address_bounced' }),
+        repo.settle({ tx }, email.id, { status: 'suppressed', error: 'address_bounced' }),
       );
       return 'suppressed';
     }
@@ -83,12 +83,12 @@ export class OutboxService {
       if (!(err instanceof PermanentFailure)) {
         if (attempt < EMAIL_MAX_ATTEMPTS) {
           await inTransaction(this.db, undefined, (tx) =>
-            repo.recordAttempt(tx, email.id, message),
+            repo.recordAttempt({ tx }, email.id, message),
           );
           throw err;
         }
         await inTransaction(this.db, undefined, (tx) =>
-          repo.settle(tx, email.id, {
+          repo.settle({ tx }, email.id, {
             status: 'failed',
             attempts: email.attempts + 1,
             error: `gave up after ${attempt} tries: ${message}`.slice(0, 500),
@@ -98,13 +98,13 @@ export class OutboxService {
       }
       await inTransaction(this.db, undefined, async (tx) => {
         const now = this.clock.now().toISOString();
-        const settled = await repo.settle(tx, email.id, {
+        const settled = await repo.settle({ tx }, email.id, {
           status: 'failed',
           attempts: email.attempts + 1,
           error: message.slice(0, 500),
         });
         if (settled)
-          await repo.setBounce(tx, email.accountId, lower, now, {
+          await repo.setBounce({ tx }, email.accountId, lower, now, {
             bounced: true,
             bouncedAt: now,
             bounceReason: message.slice(0, 500),
@@ -114,25 +114,25 @@ export class OutboxService {
     }
     await inTransaction(this.db, undefined, async (tx) => {
       const now = this.clock.now().toISOString();
-      const settled = await repo.settle(tx, email.id, {
+      const settled = await repo.settle({ tx }, email.id, {
         status: 'sent',
         attempts: email.attempts + 1,
         error: null,
         sentAt: now,
       });
-      if (settled) await repo.recordSent(tx, email.accountId, lower, now);
+      if (settled) await repo.recordSent({ tx }, email.accountId, lower, now);
     });
     return 'sent';
   }
 
   /** The address's send history and bounce flag, or null when nothing was ever sent to it. */
   async recipient(accountId: number, email: string, tx: Tx = this.db): Promise<Recipient | null> {
-    return repo.recipient(tx, accountId, email.toLowerCase());
+    return repo.recipient({ tx }, accountId, email.toLowerCase());
   }
 
   /** The emails written to an address, newest first (at most `limit`). */
   async history(accountId: number, email: string, limit = 50, tx: Tx = this.db) {
-    return repo.toAddress(tx, accountId, email.toLowerCase(), limit);
+    return repo.toAddress({ tx }, accountId, email.toLowerCase(), limit);
   }
 
   /** At least one email to this address was sent. */
@@ -153,7 +153,7 @@ export class OutboxService {
   ): Promise<void> {
     await inTransaction(this.db, opts.tx, async (tx) => {
       const now = this.clock.now().toISOString();
-      await repo.setBounce(tx, accountId, email.toLowerCase(), now, {
+      await repo.setBounce({ tx }, accountId, email.toLowerCase(), now, {
         bounced: true,
         bouncedAt: now,
         bounceReason: reason?.slice(0, 500) ?? null,
@@ -169,7 +169,7 @@ export class OutboxService {
   async unbounce(accountId: number, email: string, opts: { tx?: Tx } = {}): Promise<void> {
     await inTransaction(this.db, opts.tx, async (tx) => {
       const lower = email.toLowerCase();
-      const r = await repo.recipient(tx, accountId, lower);
+      const r = await repo.recipient({ tx }, accountId, lower);
       if (!r || r.sentCount === 0)
         throw rejection(
           'domain_rule_violation',
@@ -179,7 +179,7 @@ export class OutboxService {
         );
       if (!r.bounced) return;
       const now = this.clock.now().toISOString();
-      await repo.setBounce(tx, accountId, lower, now, {
+      await repo.setBounce({ tx }, accountId, lower, now, {
         bounced: false,
         bouncedAt: null,
         bounceReason: null,
@@ -188,7 +188,7 @@ export class OutboxService {
   }
 
   /** A sandbox reset: every email and address of the account. */
-  async resetAccount(tx: Tx, accountId: number): Promise<number> {
-    return repo.removeAccount(tx, accountId);
+  async resetAccount({ tx }: { tx: Tx }, accountId: number): Promise<number> {
+    return repo.removeAccount({ tx }, accountId);
   }
 }

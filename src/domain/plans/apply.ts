@@ -26,11 +26,11 @@ export interface ApplyDeps {
 }
 
 /** The id a reference names: the resource an earlier item of the application created. */
-async function idOf(tx: Tx, accountId: number, v: unknown): Promise<number> {
+async function idOf({ tx }: { tx: Tx }, accountId: number, v: unknown): Promise<number> {
   if (!isRef(v)) return Number(v);
   const dot = v.ref.indexOf('.');
   const id = await plansRepo.key(
-    tx,
+    { tx },
     accountId,
     v.ref.slice(0, dot) as PlanType,
     v.ref.slice(dot + 1),
@@ -42,7 +42,12 @@ async function idOf(tx: Tx, accountId: number, v: unknown): Promise<number> {
   return id;
 }
 
-async function write(tx: Tx, accountId: number, c: Change, deps: ApplyDeps): Promise<number> {
+async function write(
+  { tx }: { tx: Tx },
+  accountId: number,
+  c: Change,
+  deps: ApplyDeps,
+): Promise<number> {
   const ifMatch = c.revision === null ? undefined : etag(c.revision);
   const input: any = { ...c.input };
   const id = c.id;
@@ -68,7 +73,7 @@ async function write(tx: Tx, accountId: number, c: Change, deps: ApplyDeps): Pro
     return id!;
   }
   if (c.type === 'delivery') {
-    const resolved: any = await mapRefsAsync('delivery', input, (v) => idOf(tx, accountId, v));
+    const resolved: any = await mapRefsAsync('delivery', input, (v) => idOf({ tx }, accountId, v));
     const deliveries = deps.deliveries;
     // Its postback secret, like a webhook's, is shown by no plan: one nobody knows until the
     // operator sets one (PATCH secret), so no postback is taken on the token alone.
@@ -85,7 +90,7 @@ async function write(tx: Tx, accountId: number, c: Change, deps: ApplyDeps): Pro
     if (c.action !== 'create') throw new AppError('state_conflict');
     return (await deps.automations.createDiamond(accountId, input, { tx })).id;
   }
-  const productId = await idOf(tx, accountId, c.product);
+  const productId = await idOf({ tx }, accountId, c.product);
   if (c.type === 'access_schedule') {
     const schedules = deps.catalog.schedules;
     if (c.action === 'create')
@@ -97,7 +102,7 @@ async function write(tx: Tx, accountId: number, c: Change, deps: ApplyDeps): Pro
   }
   const modules = deps.catalog.modules;
   if (input.parent_id !== undefined && input.parent_id !== null)
-    input.parent_id = String(await idOf(tx, accountId, input.parent_id));
+    input.parent_id = String(await idOf({ tx }, accountId, input.parent_id));
   if (c.action === 'create') return (await modules.create(accountId, productId, input, { tx })).id;
   if (c.action === 'update') await modules.update(accountId, productId, id, input, ifMatch, { tx });
   else await modules.remove(accountId, productId, id, ifMatch, { tx });
@@ -109,16 +114,16 @@ async function write(tx: Tx, accountId: number, c: Change, deps: ApplyDeps): Pro
  * the operator's key bound to the resource (or unbound, for a deletion).
  */
 export async function applyChange(
-  tx: Tx,
+  { tx }: { tx: Tx },
   accountId: number,
   payload: { plan_id: number; change: number },
   deps: ApplyDeps,
 ) {
-  const plan = await plansRepo.get(tx, accountId, payload.plan_id);
+  const plan = await plansRepo.get({ tx }, accountId, payload.plan_id);
   const c = plan?.changes[payload.change];
   if (!c) throw new AppError('not_found');
-  const id = await write(tx, accountId, c, deps);
-  if (c.action === 'delete') await plansRepo.unbind(tx, accountId, c.type, id);
-  else await plansRepo.bind(tx, accountId, c.type, c.key, id);
+  const id = await write({ tx }, accountId, c, deps);
+  if (c.action === 'delete') await plansRepo.unbind({ tx }, accountId, c.type, id);
+  else await plansRepo.bind({ tx }, accountId, c.type, c.key, id);
   return { action: c.action, type: c.type, key: c.key, id: String(id) };
 }

@@ -20,14 +20,14 @@ const newest = keyset('plans.created_at', 'plans.id');
 const planPages = pages({ list: 'plans', sorts: { '-created_at': newest.desc }, map });
 
 /** The plan with its operation's status (null before it is applied). */
-const withStatus = (tx: Tx) =>
+const withStatus = ({ tx }: { tx: Tx }) =>
   tx('plans')
     .leftJoin('operations', 'operations.id', 'plans.operation_id')
     .select('plans.*', 'operations.status as operation_status');
 
 export const plansRepo = {
   async insert(
-    tx: Tx,
+    { tx }: { tx: Tx },
     p: {
       accountId: number;
       credentialId: number;
@@ -37,7 +37,7 @@ export const plansRepo = {
       expiresAt: string;
     },
   ): Promise<number> {
-    return insertId(tx, 'plans', {
+    return insertId({ tx }, 'plans', {
       account_id: p.accountId,
       credential_id: p.credentialId,
       prune: p.prune,
@@ -48,25 +48,32 @@ export const plansRepo = {
     });
   },
 
-  async get(tx: Tx, accountId: number, id: number): Promise<Plan | null> {
-    const r = await withStatus(tx).where({ 'plans.account_id': accountId, 'plans.id': id }).first();
+  async get({ tx }: { tx: Tx }, accountId: number, id: number): Promise<Plan | null> {
+    const r = await withStatus({ tx })
+      .where({ 'plans.account_id': accountId, 'plans.id': id })
+      .first();
     return r ? map(r) : null;
   },
 
-  page(tx: Tx, cursors: CursorCodec, accountId: number, q: { limit?: number; cursor?: string }) {
-    const query = withStatus(tx).where('plans.account_id', accountId);
+  page(
+    { tx }: { tx: Tx },
+    cursors: CursorCodec,
+    accountId: number,
+    q: { limit?: number; cursor?: string },
+  ) {
+    const query = withStatus({ tx }).where('plans.account_id', accountId);
     return planPages(query, cursors, { of: [accountId], filters: {}, ...q });
   },
 
   /** Records the plan's operation, only once: returns 0 when another application won. */
-  setOperation(tx: Tx, id: number, operationId: number): Promise<number> {
+  setOperation({ tx }: { tx: Tx }, id: number, operationId: number): Promise<number> {
     return tx('plans').where('id', id).whereNull('operation_id').update({
       operation_id: operationId,
     });
   },
 
   /** Deletes plans created before `cutoff`, but not one whose operation is still at work. */
-  async purgeBefore(tx: Tx, cutoff: string): Promise<number> {
+  async purgeBefore({ tx }: { tx: Tx }, cutoff: string): Promise<number> {
     return tx('plans')
       .where('created_at', '<', cutoff)
       .where((q) =>
@@ -83,18 +90,29 @@ export const plansRepo = {
   },
 
   /** Every key the account's plans remembered: `type.key` -> resource id. */
-  async keys(tx: Tx, accountId: number): Promise<Map<string, number>> {
+  async keys({ tx }: { tx: Tx }, accountId: number): Promise<Map<string, number>> {
     const rows = await tx('plan_keys').where('account_id', accountId).select();
     return new Map(rows.map((r: any) => [`${r.type}.${r.key}`, Number(r.resource_id)]));
   },
 
-  async key(tx: Tx, accountId: number, type: PlanType, key: string): Promise<number | null> {
+  async key(
+    { tx }: { tx: Tx },
+    accountId: number,
+    type: PlanType,
+    key: string,
+  ): Promise<number | null> {
     const r = await tx('plan_keys').where({ account_id: accountId, type, key }).first();
     return r ? Number(r.resource_id) : null;
   },
 
   /** `key` now names `resourceId` (and no other key of that type names it any longer). */
-  async bind(tx: Tx, accountId: number, type: PlanType, key: string, resourceId: number) {
+  async bind(
+    { tx }: { tx: Tx },
+    accountId: number,
+    type: PlanType,
+    key: string,
+    resourceId: number,
+  ) {
     await tx('plan_keys')
       .where({ account_id: accountId, type, resource_id: resourceId })
       .whereNot('key', key)
@@ -105,7 +123,7 @@ export const plansRepo = {
       .merge(['resource_id']);
   },
 
-  async unbind(tx: Tx, accountId: number, type: PlanType, resourceId: number) {
+  async unbind({ tx }: { tx: Tx }, accountId: number, type: PlanType, resourceId: number) {
     await tx('plan_keys').where({ account_id: accountId, type, resource_id: resourceId }).delete();
   },
 };

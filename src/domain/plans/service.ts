@@ -52,13 +52,13 @@ export class PlansService {
   }
 
   async get(accountId: number, id: number | null, { tx = this.db }: InTx = {}): Promise<Plan> {
-    const p = id === null ? null : await repo.get(tx, accountId, id);
+    const p = id === null ? null : await repo.get({ tx }, accountId, id);
     if (!p) throw new AppError('not_found');
     return p;
   }
 
   list(accountId: number, q: { limit?: number; cursor?: string }) {
-    return repo.page(this.db, this.cursors, accountId, q);
+    return repo.page({ tx: this.db }, this.cursors, accountId, q);
   }
 
   async create(
@@ -69,18 +69,26 @@ export class PlansService {
   ): Promise<Plan> {
     const accountId = auth.account.id;
     return inTransaction(this.db, opts.tx, async (tx) => {
-      const changes = computePlan(manifest, await loadState(tx, accountId), schemas, this.rules);
+      const changes = computePlan(
+        manifest,
+        await loadState({ tx }, accountId),
+        schemas,
+        this.rules,
+      );
       assertPermissions(auth, schemas, changes);
       const now = this.clock.now();
-      const id = await repo.insert(tx, {
-        accountId,
-        credentialId: auth.credential.id,
-        prune: manifest.prune === true,
-        changes,
-        createdAt: now.toISOString(),
-        expiresAt: new Date(now.getTime() + PLAN_TTL_MS).toISOString(),
-      });
-      return (await repo.get(tx, accountId, id))!;
+      const id = await repo.insert(
+        { tx },
+        {
+          accountId,
+          credentialId: auth.credential.id,
+          prune: manifest.prune === true,
+          changes,
+          createdAt: now.toISOString(),
+          expiresAt: new Date(now.getTime() + PLAN_TTL_MS).toISOString(),
+        },
+      );
+      return (await repo.get({ tx }, accountId, id))!;
     });
   }
 
@@ -106,18 +114,18 @@ export class PlansService {
         });
       if (this.status(plan) === 'expired') throw new AppError('plan_expired');
       assertPermissions(auth, schemas, plan.changes);
-      const stale = staleness(plan, await loadState(tx, accountId));
+      const stale = staleness(plan, await loadState({ tx }, accountId));
       if (stale.length) throw new AppError('plan_stale', { details: stale.slice(0, 100) });
       // Adopted resources that need no change get their key now; the others when applied.
       for (const c of plan.changes)
-        if (c.action === 'unchanged') await repo.bind(tx, accountId, c.type, c.key, c.id!);
+        if (c.action === 'unchanged') await repo.bind({ tx }, accountId, c.type, c.key, c.id!);
       const items = plan.changes.flatMap((c, i) =>
         c.action === 'unchanged'
           ? []
           : [{ key: `${c.type}.${c.key}`, payload: { plan_id: plan.id, change: i } }],
       );
       const op = await this.operations.open(auth, PLAN_APPLY, items, tx);
-      if ((await repo.setOperation(tx, plan.id, op.id)) === 0)
+      if ((await repo.setOperation({ tx }, plan.id, op.id)) === 0)
         throw new AppError('state_conflict', {
           details: [
             { code: 'already_applied', reason: 'already_applied', message: 'A plan applies once.' },
@@ -133,11 +141,11 @@ export class PlansService {
    */
   async purgeExpired(): Promise<number> {
     const cutoff = new Date(this.clock.now().getTime() - PLAN_RETENTION_MS).toISOString();
-    return inTransaction(this.db, undefined, (tx) => repo.purgeBefore(tx, cutoff));
+    return inTransaction(this.db, undefined, (tx) => repo.purgeBefore({ tx }, cutoff));
   }
 
   async manifest(accountId: number): Promise<Manifest> {
-    return manifestOf(await loadState(this.db, accountId));
+    return manifestOf(await loadState({ tx: this.db }, accountId));
   }
 }
 

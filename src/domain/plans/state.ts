@@ -54,7 +54,7 @@ export const externalKey = (gateway: unknown, externalId: string) =>
  * trash, archived deliveries. A module whose group is not part of the configuration (in the
  * trash) shows at the top level, so no reference dangles.
  */
-export async function loadState(tx: Tx, accountId: number): Promise<State> {
+export async function loadState({ tx }: { tx: Tx }, accountId: number): Promise<State> {
   const schedules = new Map<number, Schedule>();
   const defaults = new Map<number, number>();
   const scheduleRows = await tx('access_schedules')
@@ -134,7 +134,7 @@ export async function loadState(tx: Tx, accountId: number): Promise<State> {
   const deliveries = new Map<number, Current>();
   const externalIds = new Map<string, number>();
   const deliveryRows = await deliveriesRepo.withRelations(
-    tx,
+    { tx },
     (await tx('deliveries').where({ account_id: accountId }).select().orderBy('id')).map(
       deliveriesRepo.mapRow,
     ),
@@ -212,7 +212,7 @@ export async function loadState(tx: Tx, accountId: number): Promise<State> {
   } satisfies Record<PlanType, Map<number, Current>>;
   return {
     resources,
-    keys: await plansRepo.keys(tx, accountId),
+    keys: await plansRepo.keys({ tx }, accountId),
     tagNames,
     tagIds: new Set(tagNames.values()),
     schedules,

@@ -108,61 +108,65 @@ const lessonPages = pages({
 export const lessonsRepo = {
   map: mapLesson,
 
-  async get(tx: Tx, accountId: number, id: number): Promise<Lesson | null> {
+  async get({ tx }: { tx: Tx }, accountId: number, id: number): Promise<Lesson | null> {
     const r = await tx('lessons').where({ account_id: accountId, id }).first();
     return r ? mapLesson(r) : null;
   },
 
   /** One page of the product's lessons and exams, oldest first. */
   page(
-    tx: Tx,
+    { tx }: { tx: Tx },
     cursors: CursorCodec,
     accountId: number,
     productId: number,
     f: { kind?: LessonKind },
     p: PageParams,
   ) {
-    const query = lessonsRepo.listQuery(tx, productId, f.kind);
+    const query = lessonsRepo.listQuery({ tx }, productId, f.kind);
     return lessonPages(query, cursors, { ...p, of: [accountId, productId], filters: f });
   },
 
   /** Unordered: paginate adds the keyset condition and ORDER BY (created_at, id). */
-  listQuery(tx: Tx, productId: number, kind: LessonKind | undefined) {
+  listQuery({ tx }: { tx: Tx }, productId: number, kind: LessonKind | undefined) {
     const q = tx('lessons').where('lessons.product_id', productId);
     if (kind !== undefined) q.where('lessons.kind', kind);
     return q.select('lessons.*');
   },
 
   /** Every lesson (not exam) of the product, oldest first. */
-  async lessonsOf(tx: Tx, productId: number): Promise<Lesson[]> {
+  async lessonsOf({ tx }: { tx: Tx }, productId: number): Promise<Lesson[]> {
     const rows = await tx('lessons')
       .where({ product_id: productId, kind: 'lesson' })
       .orderBy([{ column: 'created_at' }, { column: 'id' }]);
     return rows.map(mapLesson);
   },
 
-  async moduleOf(tx: Tx, productId: number, moduleId: number): Promise<boolean> {
+  async moduleOf({ tx }: { tx: Tx }, productId: number, moduleId: number): Promise<boolean> {
     return Boolean(await tx('modules').where({ product_id: productId, id: moduleId }).first('id'));
   },
 
-  async insert(tx: Tx, l: NewLesson, now: string): Promise<number> {
-    return insertId(tx, 'lessons', { ...toRow(l), created_at: now, updated_at: now });
+  async insert({ tx }: { tx: Tx }, l: NewLesson, now: string): Promise<number> {
+    return insertId({ tx }, 'lessons', { ...toRow(l), created_at: now, updated_at: now });
   },
 };
 
 export const progressRepo = {
-  async ofProduct(tx: Tx, userId: number, productId: number): Promise<LessonProgress[]> {
+  async ofProduct(
+    { tx }: { tx: Tx },
+    userId: number,
+    productId: number,
+  ): Promise<LessonProgress[]> {
     const rows = await tx('lesson_progress').where({ user_id: userId, product_id: productId });
     return rows.map(mapProgress);
   },
 
-  async get(tx: Tx, userId: number, lessonId: number): Promise<LessonProgress | null> {
+  async get({ tx }: { tx: Tx }, userId: number, lessonId: number): Promise<LessonProgress | null> {
     const r = await tx('lesson_progress').where({ user_id: userId, lesson_id: lessonId }).first();
     return r ? mapProgress(r) : null;
   },
 
   /** Inserts or replaces the student's progress in one lesson. */
-  async put(tx: Tx, p: ProgressFields, now: string): Promise<void> {
+  async put({ tx }: { tx: Tx }, p: ProgressFields, now: string): Promise<void> {
     const changes = { ...toRow(p), updated_at: now };
     await tx('lesson_progress')
       .insert({ ...changes, created_at: now })
@@ -172,19 +176,19 @@ export const progressRepo = {
 };
 
 export const resultsRepo = {
-  async get(tx: Tx, userId: number, itemId: number): Promise<ExamResult | null> {
+  async get({ tx }: { tx: Tx }, userId: number, itemId: number): Promise<ExamResult | null> {
     const r = await tx('exam_results').where({ user_id: userId, lesson_id: itemId }).first();
     return r ? mapResult(r) : null;
   },
 
-  async insert(tx: Tx, r: NewResult, now: string): Promise<number> {
+  async insert({ tx }: { tx: Tx }, r: NewResult, now: string): Promise<number> {
     const { itemId, ...rest } = r;
-    return insertId(tx, 'exam_results', newRow({ ...rest, lessonId: itemId }, now));
+    return insertId({ tx }, 'exam_results', newRow({ ...rest, lessonId: itemId }, now));
   },
 
   /** A new revision; with `revision`, only that revision is overwritten. Returns rows hit. */
   async update(
-    tx: Tx,
+    { tx }: { tx: Tx },
     id: number,
     changes: ResultFields,
     now: string,

@@ -65,21 +65,25 @@ export class ProgressService {
 
   private now = () => this.clock.now().toISOString();
 
-  private async user(tx: Tx, accountId: number, id: number | null): Promise<User> {
-    const u = id === null ? null : await usersRepo.get(tx, accountId, id);
+  private async user({ tx }: { tx: Tx }, accountId: number, id: number | null): Promise<User> {
+    const u = id === null ? null : await usersRepo.get({ tx }, accountId, id);
     if (!u) throw new AppError('not_found');
     return u;
   }
 
-  private async product(tx: Tx, accountId: number, id: number | null): Promise<Product> {
-    const p = id === null ? null : await productsRepo.get(tx, accountId, id);
+  private async product(
+    { tx }: { tx: Tx },
+    accountId: number,
+    id: number | null,
+  ): Promise<Product> {
+    const p = id === null ? null : await productsRepo.get({ tx }, accountId, id);
     if (!p) throw new AppError('not_found');
     return p;
   }
 
   /** A lesson or exam item of the account of this kind (404 otherwise). */
-  private async item(tx: Tx, accountId: number, id: number | null, kind: LessonKind) {
-    const l = id === null ? null : await lessonsRepo.get(tx, accountId, id);
+  private async item({ tx }: { tx: Tx }, accountId: number, id: number | null, kind: LessonKind) {
+    const l = id === null ? null : await lessonsRepo.get({ tx }, accountId, id);
     if (!l || l.kind !== kind) throw new AppError('not_found');
     return l;
   }
@@ -90,8 +94,8 @@ export class ProgressService {
     q: { kind?: LessonKind; limit?: number; cursor?: string },
     tx: Tx = this.db,
   ): Promise<PageResult<Lesson>> {
-    const p = await this.product(tx, accountId, productId);
-    return lessonsRepo.page(tx, this.cursors, accountId, p.id, { kind: q.kind }, q);
+    const p = await this.product({ tx }, accountId, productId);
+    return lessonsRepo.page({ tx }, this.cursors, accountId, p.id, { kind: q.kind }, q);
   }
 
   /** A lesson or exam item of a product (a replicated product's copy is read-only: 403). */
@@ -102,16 +106,16 @@ export class ProgressService {
     opts: { tx?: Tx } = {},
   ): Promise<Lesson> {
     return inTransaction(this.db, opts.tx, async (tx) => {
-      const p = await this.product(tx, accountId, productId);
+      const p = await this.product({ tx }, accountId, productId);
       if (p.sourceId !== null) throw replicaReadonly();
       let moduleId: number | null = null;
       if (input.module_id !== undefined && input.module_id !== null) {
         moduleId = fromId(input.module_id);
-        if (moduleId === null || !(await lessonsRepo.moduleOf(tx, p.id, moduleId)))
+        if (moduleId === null || !(await lessonsRepo.moduleOf({ tx }, p.id, moduleId)))
           throw fieldError('module_id', 'not_found', 'No module of this product has this id.');
       }
       const id = await lessonsRepo.insert(
-        tx,
+        { tx },
         {
           accountId,
           productId: p.id,
@@ -121,7 +125,7 @@ export class ProgressService {
         },
         this.now(),
       );
-      return (await lessonsRepo.get(tx, accountId, id))!;
+      return (await lessonsRepo.get({ tx }, accountId, id))!;
     });
   }
 
@@ -136,15 +140,15 @@ export class ProgressService {
     opts: { tx?: Tx } = {},
   ): Promise<ProductProgress['lessons'][number]> {
     return inTransaction(this.db, opts.tx, async (tx) => {
-      const u = await this.user(tx, accountId, ids.userId);
-      const p = await this.product(tx, accountId, ids.productId);
-      const l = await this.item(tx, accountId, ids.lessonId, 'lesson');
+      const u = await this.user({ tx }, accountId, ids.userId);
+      const p = await this.product({ tx }, accountId, ids.productId);
+      const l = await this.item({ tx }, accountId, ids.lessonId, 'lesson');
       if (l.productId !== p.id) throw new AppError('not_found');
-      const before = await progressRepo.get(tx, u.id, l.id);
+      const before = await progressRepo.get({ tx }, u.id, l.id);
       const now = this.now();
       const completed = input.completed ?? input.percent === 100;
       await progressRepo.put(
-        tx,
+        { tx },
         {
           accountId,
           userId: u.id,
@@ -156,7 +160,7 @@ export class ProgressService {
         },
         now,
       );
-      const after = (await progressRepo.get(tx, u.id, l.id))!;
+      const after = (await progressRepo.get({ tx }, u.id, l.id))!;
       return { ...after, name: l.name, watched: watched(after) };
     });
   }
@@ -168,11 +172,11 @@ export class ProgressService {
     productId: number | null,
     tx: Tx = this.db,
   ): Promise<ProductProgress> {
-    const u = await this.user(tx, accountId, userId);
-    const p = await this.product(tx, accountId, productId);
-    const lessons = await lessonsRepo.lessonsOf(tx, p.id);
+    const u = await this.user({ tx }, accountId, userId);
+    const p = await this.product({ tx }, accountId, productId);
+    const lessons = await lessonsRepo.lessonsOf({ tx }, p.id);
     const rows = new Map(
-      (await progressRepo.ofProduct(tx, u.id, p.id)).map((r) => [r.lessonId, r]),
+      (await progressRepo.ofProduct({ tx }, u.id, p.id)).map((r) => [r.lessonId, r]),
     );
     const list = lessons.map((l) => {
       const r = rows.get(l.id) ?? {
@@ -202,9 +206,9 @@ export class ProgressService {
     itemId: number | null,
     tx: Tx = this.db,
   ): Promise<ExamResult> {
-    const u = await this.user(tx, accountId, userId);
-    const item = await this.item(tx, accountId, itemId, 'exam');
-    const r = await resultsRepo.get(tx, u.id, item.id);
+    const u = await this.user({ tx }, accountId, userId);
+    const item = await this.item({ tx }, accountId, itemId, 'exam');
+    const r = await resultsRepo.get({ tx }, u.id, item.id);
     if (!r) throw new AppError('not_found');
     return r;
   }
@@ -225,9 +229,9 @@ export class ProgressService {
     if (Number.isNaN(submittedAt))
       throw fieldError('submitted_at', 'invalid_format', 'Must be a date-time.');
     return inTransaction(this.db, opts.tx, async (tx) => {
-      const u = await this.user(tx, accountId, ids.userId);
-      const item = await this.item(tx, accountId, ids.itemId, 'exam');
-      const before = await resultsRepo.get(tx, u.id, item.id);
+      const u = await this.user({ tx }, accountId, ids.userId);
+      const item = await this.item({ tx }, accountId, ids.itemId, 'exam');
+      const before = await resultsRepo.get({ tx }, u.id, item.id);
       if (before) assertRevision(ifMatch, before.revision);
       // RFC 9110: If-Match (even `*`) fails when there is no current representation.
       else if (ifMatch !== undefined) throw new AppError('revision_mismatch');
@@ -241,12 +245,12 @@ export class ProgressService {
       };
       if (before) {
         const guard = ifMatch === undefined ? undefined : before.revision;
-        if ((await resultsRepo.update(tx, before.id, fields, now, guard)) === 0)
+        if ((await resultsRepo.update({ tx }, before.id, fields, now, guard)) === 0)
           throw new AppError('revision_mismatch');
       } else {
         try {
           await resultsRepo.insert(
-            tx,
+            { tx },
             { ...fields, accountId, userId: u.id, productId: item.productId, itemId: item.id },
             now,
           );
@@ -255,7 +259,7 @@ export class ProgressService {
           throw rejection('state_conflict', 'concurrent_write', 'Written meanwhile: retry.');
         }
       }
-      return { result: (await resultsRepo.get(tx, u.id, item.id))!, created: !before };
+      return { result: (await resultsRepo.get({ tx }, u.id, item.id))!, created: !before };
     });
   }
 }

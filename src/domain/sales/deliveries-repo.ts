@@ -75,13 +75,13 @@ const mapRow = (r: any): Row => ({
 });
 
 /** enrollments_count is derived, never stored, so it cannot drift. */
-const withCount = (tx: Tx) =>
+const withCount = ({ tx }: { tx: Tx }) =>
   tx.raw(
     '(select count(*) from enrollments where enrollments.delivery_id = deliveries.id) as enrollments_count',
   );
 
 /** Loads what each delivery listens to and grants, one query per relation. */
-async function withRelations(tx: Tx, rows: Row[]): Promise<Delivery[]> {
+async function withRelations({ tx }: { tx: Tx }, rows: Row[]): Promise<Delivery[]> {
   if (!rows.length) return [];
   const ids = rows.map((r) => r.id);
   // One after another: a transaction has one connection.
@@ -132,33 +132,45 @@ export const deliveriesRepo = {
   mapRow,
   withRelations,
 
-  async get(tx: Tx, accountId: number, id: number): Promise<Delivery | null> {
-    const r = await tx('deliveries').where({ account_id: accountId, id }).first('*', withCount(tx));
-    return r ? (await withRelations(tx, [mapRow(r)]))[0]! : null;
+  async get({ tx }: { tx: Tx }, accountId: number, id: number): Promise<Delivery | null> {
+    const r = await tx('deliveries')
+      .where({ account_id: accountId, id })
+      .first('*', withCount({ tx }));
+    return r ? (await withRelations({ tx }, [mapRow(r)]))[0]! : null;
   },
 
   /** Any account's delivery: a postback names only the delivery. */
-  async getAny(tx: Tx, id: number): Promise<Delivery | null> {
-    const r = await tx('deliveries').where({ id }).first('*', withCount(tx));
-    return r ? (await withRelations(tx, [mapRow(r)]))[0]! : null;
+  async getAny({ tx }: { tx: Tx }, id: number): Promise<Delivery | null> {
+    const r = await tx('deliveries').where({ id }).first('*', withCount({ tx }));
+    return r ? (await withRelations({ tx }, [mapRow(r)]))[0]! : null;
   },
 
-  async findCopy(tx: Tx, accountId: number, sourceId: number): Promise<Delivery | null> {
+  async findCopy(
+    { tx }: { tx: Tx },
+    accountId: number,
+    sourceId: number,
+  ): Promise<Delivery | null> {
     const r = await tx('deliveries')
       .where({ account_id: accountId, source_id: sourceId })
-      .first('*', withCount(tx));
-    return r ? (await withRelations(tx, [mapRow(r)]))[0]! : null;
+      .first('*', withCount({ tx }));
+    return r ? (await withRelations({ tx }, [mapRow(r)]))[0]! : null;
   },
 
   /** One page of the account's deliveries, newest first by default, with their products. */
-  async page(tx: Tx, cursors: CursorCodec, accountId: number, f: DeliveryFilters, p: PageParams) {
-    const query = deliveriesRepo.listQuery(tx, accountId, f);
+  async page(
+    { tx }: { tx: Tx },
+    cursors: CursorCodec,
+    accountId: number,
+    f: DeliveryFilters,
+    p: PageParams,
+  ) {
+    const query = deliveriesRepo.listQuery({ tx }, accountId, f);
     const page = await deliveryPages(query, cursors, { ...p, of: [accountId], filters: { ...f } });
-    return { rows: await withRelations(tx, page.rows), page: page.page };
+    return { rows: await withRelations({ tx }, page.rows), page: page.page };
   },
 
   /** Unordered: paginate adds the keyset condition and ORDER BY (created_at, id). */
-  listQuery(tx: Tx, accountId: number, f: DeliveryFilters) {
+  listQuery({ tx }: { tx: Tx }, accountId: number, f: DeliveryFilters) {
     const q = tx('deliveries').where('deliveries.account_id', accountId);
     if (f.gateway !== undefined) q.where('deliveries.gateway', f.gateway);
     if (f.status !== undefined) q.where('deliveries.status', f.status);
@@ -169,11 +181,11 @@ export const deliveriesRepo = {
           .whereRaw('delivery_external_ids.delivery_id = deliveries.id')
           .where('delivery_external_ids.external_id', f.externalId),
       );
-    return q.select('deliveries.*', withCount(tx));
+    return q.select('deliveries.*', withCount({ tx }));
   },
 
   /** Which deliveries of the account and gateway already listen to these gateway ids. */
-  async owners(tx: Tx, accountId: number, gateway: string, externalIds: string[]) {
+  async owners({ tx }: { tx: Tx }, accountId: number, gateway: string, externalIds: string[]) {
     if (!externalIds.length) return [];
     const rows = await tx('delivery_external_ids')
       .where({ account_id: accountId, gateway })
@@ -185,8 +197,8 @@ export const deliveriesRepo = {
     }));
   },
 
-  async insert(tx: Tx, d: NewDelivery, now: string): Promise<number> {
-    return insertId(tx, 'deliveries', newRow(d, now));
+  async insert({ tx }: { tx: Tx }, d: NewDelivery, now: string): Promise<number> {
+    return insertId({ tx }, 'deliveries', newRow(d, now));
   },
 
   /**
@@ -194,7 +206,7 @@ export const deliveriesRepo = {
    * (If-Match made atomic). Returns the rows hit.
    */
   async update(
-    tx: Tx,
+    { tx }: { tx: Tx },
     id: number,
     changes: Partial<DeliveryFields>,
     now: string,
@@ -206,7 +218,7 @@ export const deliveriesRepo = {
   },
 
   async setExternalIds(
-    tx: Tx,
+    { tx }: { tx: Tx },
     d: { id: number; accountId: number; gateway: string },
     ids: string[],
   ) {
@@ -222,7 +234,7 @@ export const deliveriesRepo = {
       );
   },
 
-  async setProducts(tx: Tx, deliveryId: number, products: DeliveryProduct[]) {
+  async setProducts({ tx }: { tx: Tx }, deliveryId: number, products: DeliveryProduct[]) {
     await tx('delivery_products').where('delivery_id', deliveryId).delete();
     if (products.length)
       await tx('delivery_products').insert(
@@ -234,7 +246,7 @@ export const deliveriesRepo = {
       );
   },
 
-  async setTags(tx: Tx, deliveryId: number, tagIds: number[]) {
+  async setTags({ tx }: { tx: Tx }, deliveryId: number, tagIds: number[]) {
     await tx('delivery_tags').where('delivery_id', deliveryId).delete();
     if (tagIds.length)
       await tx('delivery_tags').insert(
@@ -243,7 +255,7 @@ export const deliveriesRepo = {
   },
 
   /** Schedules among these that are in the trash. */
-  async trashedSchedules(tx: Tx, ids: number[]): Promise<number[]> {
+  async trashedSchedules({ tx }: { tx: Tx }, ids: number[]): Promise<number[]> {
     if (!ids.length) return [];
     const rows = await tx('access_schedules')
       .whereIn('id', ids)
@@ -252,7 +264,7 @@ export const deliveriesRepo = {
     return rows.map((r: any) => Number(r.id));
   },
 
-  async removeAccount(tx: Tx, accountId: number): Promise<number> {
+  async removeAccount({ tx }: { tx: Tx }, accountId: number): Promise<number> {
     return tx('deliveries').where('account_id', accountId).delete();
   },
 };

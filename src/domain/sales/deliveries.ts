@@ -138,7 +138,7 @@ export class DeliveriesService {
   }
 
   async get(accountId: number, id: number | null, tx: Tx = this.db): Promise<Delivery> {
-    const d = id === null ? null : await repo.get(tx, accountId, id);
+    const d = id === null ? null : await repo.get({ tx }, accountId, id);
     if (!d) throw new AppError('not_found');
     return d;
   }
@@ -149,7 +149,7 @@ export class DeliveriesService {
     tx: Tx = this.db,
   ): Promise<PageResult<Delivery>> {
     const filters = { gateway: q.gateway, status: q.status, externalId: q.external_id };
-    return repo.page(tx, this.cursors, accountId, filters, q);
+    return repo.page({ tx }, this.cursors, accountId, filters, q);
   }
 
   /**
@@ -177,12 +177,17 @@ export class DeliveriesService {
       !input.secret && input.generate_secret !== false ? newPostbackSecret() : undefined;
     const secret = input.secret || generated;
     return inTransaction(this.db, opts.tx, async (tx) => {
-      const grants = await checkGrants(tx, accountId, input.products ?? [], input.tag_ids ?? []);
+      const grants = await checkGrants(
+        { tx },
+        accountId,
+        input.products ?? [],
+        input.tag_ids ?? [],
+      );
       const externalIds = cleanIds(input.external_ids ?? []);
-      const owners = await repo.owners(tx, accountId, gateway.key, externalIds);
+      const owners = await repo.owners({ tx }, accountId, gateway.key, externalIds);
       if (owners.length) throw taken(owners.map((o) => o.externalId));
       const id = await repo.insert(
-        tx,
+        { tx },
         {
           accountId,
           sourceId: null,
@@ -198,8 +203,13 @@ export class DeliveriesService {
         },
         this.now(),
       );
-      await this.writeRelations(tx, { id, accountId, gateway: gateway.key }, externalIds, grants);
-      const d = await this.written(tx, accountId, id);
+      await this.writeRelations(
+        { tx },
+        { id, accountId, gateway: gateway.key },
+        externalIds,
+        grants,
+      );
+      const d = await this.written({ tx }, accountId, id);
       return generated ? { ...d, generatedSecret: generated } : d;
     });
   }
@@ -238,18 +248,18 @@ export class DeliveriesService {
         load,
         ifMatch,
         write: async (d, guard) => {
-          const checked = await this.checkChanges(tx, d, input);
+          const checked = await this.checkChanges({ tx }, d, input);
           relations = checked;
-          return repo.update(tx, d.id, checked.fields, this.now(), guard);
+          return repo.update({ tx }, d.id, checked.fields, this.now(), guard);
         },
       });
-      await this.writeRelations(tx, d, relations.externalIds, relations.grants);
-      return this.written(tx, accountId, d.id);
+      await this.writeRelations({ tx }, d, relations.externalIds, relations.grants);
+      return this.written({ tx }, accountId, d.id);
     });
   }
 
   /** The rules a change must pass (422, 409); returns the lists it replaces, checked. */
-  private async checkChanges(tx: Tx, d: Delivery, input: DeliveryInput) {
+  private async checkChanges({ tx }: { tx: Tx }, d: Delivery, input: DeliveryInput) {
     const accountId = d.accountId;
     const gateway = gatewayOf(d.gateway);
     if (input.secret === null && gateway?.secretRequired)
@@ -258,7 +268,7 @@ export class DeliveriesService {
     const grants =
       input.products !== undefined || input.tag_ids !== undefined
         ? await checkGrants(
-            tx,
+            { tx },
             accountId,
             input.products ??
               d.products.map((p) => ({
@@ -271,13 +281,13 @@ export class DeliveriesService {
     let externalIds: string[] | undefined;
     if (input.external_ids !== undefined) {
       externalIds = cleanIds(input.external_ids);
-      const owners = await repo.owners(tx, accountId, d.gateway, externalIds);
+      const owners = await repo.owners({ tx }, accountId, d.gateway, externalIds);
       const others = owners.filter((o) => o.deliveryId !== d.id);
       if (others.length) throw taken(others.map((o) => o.externalId));
     }
     if (input.status === 'active' && d.status === 'archived') {
       const schedules = (grants?.products ?? d.products).map((p) => p.accessScheduleId);
-      if ((await repo.trashedSchedules(tx, schedules)).length)
+      if ((await repo.trashedSchedules({ tx }, schedules)).length)
         throw rejection(
           'state_conflict',
           'schedule_in_trash',
@@ -300,7 +310,7 @@ export class DeliveriesService {
   ): Promise<{ delivery: Delivery; created: boolean }> {
     return inTransaction(this.db, opts.tx, async (tx) => {
       const ids = cleanIds(input.external_ids);
-      const owners = await repo.owners(tx, accountId, input.gateway, ids);
+      const owners = await repo.owners({ tx }, accountId, input.gateway, ids);
       const deliveries = [...new Set(owners.map((o) => o.deliveryId))];
       if (deliveries.length > 1)
         throw taken(owners.filter((o) => o.deliveryId !== deliveries[0]).map((o) => o.externalId));
@@ -320,7 +330,7 @@ export class DeliveriesService {
         );
         return { delivery: d, created: true };
       }
-      const d = (await repo.get(tx, accountId, deliveries[0]!))!;
+      const d = (await repo.get({ tx }, accountId, deliveries[0]!))!;
       const missing = ids.filter((i) => !d.externalIds.includes(i));
       if (!missing.length) return { delivery: d, created: false };
       const updated = await this.update(
@@ -335,32 +345,32 @@ export class DeliveriesService {
   }
 
   /** A sandbox reset: every delivery of the account (their transactions go with them). */
-  async resetAccount(tx: Tx, accountId: number): Promise<number> {
-    return repo.removeAccount(tx, accountId);
+  async resetAccount({ tx }: { tx: Tx }, accountId: number): Promise<number> {
+    return repo.removeAccount({ tx }, accountId);
   }
 
   private async writeRelations(
-    tx: Tx,
+    { tx }: { tx: Tx },
     d: { id: number; accountId: number; gateway: string },
     externalIds: string[] | undefined,
     grants: Awaited<ReturnType<typeof checkGrants>> | undefined,
   ) {
     try {
-      if (externalIds !== undefined) await repo.setExternalIds(tx, d, externalIds);
+      if (externalIds !== undefined) await repo.setExternalIds({ tx }, d, externalIds);
     } catch (err) {
       // A concurrent write took an id between our check and our insert.
       if (isUniqueViolation(err)) throw taken(externalIds!);
       throw err;
     }
     if (grants) {
-      await repo.setProducts(tx, d.id, grants.products);
-      await repo.setTags(tx, d.id, grants.tagIds);
+      await repo.setProducts({ tx }, d.id, grants.products);
+      await repo.setTags({ tx }, d.id, grants.tagIds);
     }
   }
 
   /** Reads the delivery back and brings its copies in replica accounts up to date. */
-  private async written(tx: Tx, accountId: number, id: number): Promise<Delivery> {
-    const d = (await repo.get(tx, accountId, id))!;
+  private async written({ tx }: { tx: Tx }, accountId: number, id: number): Promise<Delivery> {
+    const d = (await repo.get({ tx }, accountId, id))!;
     await this.onWrite(tx, d);
     return d;
   }

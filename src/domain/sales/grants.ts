@@ -15,7 +15,7 @@ export interface GrantsInput {
 }
 
 export async function checkGrants(
-  tx: Tx,
+  { tx }: { tx: Tx },
   accountId: number,
   products: GrantsInput[],
   tagIds: string[],
@@ -26,7 +26,7 @@ export async function checkGrants(
   const out: DeliveryProduct[] = [];
   for (const [i, p] of products.entries()) {
     const id = fromId(p.product_id);
-    const product = id === null ? null : await productsRepo.get(tx, accountId, id);
+    const product = id === null ? null : await productsRepo.get({ tx }, accountId, id);
     if (!product) {
       bad(
         `products.${i}.product_id`,
@@ -44,7 +44,7 @@ export async function checkGrants(
     const s =
       p.access_schedule_id !== undefined && scheduleId === null
         ? null
-        : await enrollmentsRepo.schedule(tx, product.id, scheduleId);
+        : await enrollmentsRepo.schedule({ tx }, product.id, scheduleId);
     const field = `products.${i}.access_schedule_id`;
     if (!s) bad(field, 'not_found', 'No access schedule of this product has this id.', 'not_found');
     else if (s.deleted)
@@ -54,7 +54,7 @@ export async function checkGrants(
   const tags: number[] = [];
   for (const [i, raw] of tagIds.entries()) {
     const id = fromId(raw);
-    const tag = id === null ? null : await tagsRepo.get(tx, accountId, id);
+    const tag = id === null ? null : await tagsRepo.get({ tx }, accountId, id);
     if (!tag) bad(`tag_ids.${i}`, 'not_found', 'No tag of this account has this id.', 'not_found');
     else if (!tags.includes(tag.id)) tags.push(tag.id);
   }

@@ -89,10 +89,10 @@ export class PostbacksService {
     secret: string | undefined,
   ): Promise<Delivery> {
     const id = fromId(rawId);
-    const d = id === null ? null : await deliveriesRepo.getAny(this.db, id);
+    const d = id === null ? null : await deliveriesRepo.getAny({ tx: this.db }, id);
     if (!d || !urlMatches(d, token)) throw new AppError('not_found');
     if (!secretMatches(d, secret)) throw new AppError('unauthenticated');
-    await assertAccountActive(this.db, d.accountId);
+    await assertAccountActive({ tx: this.db }, d.accountId);
     return d;
   }
 
@@ -108,7 +108,7 @@ export class PostbacksService {
     if ('ignored' in parsed) return { kind: 'ignored', reason: 'not_applicable' };
     for (let attempt = 1; ; attempt++) {
       try {
-        const outcome = await transaction(this.db, (tx) => this.apply(tx, d, parsed));
+        const outcome = await transaction(this.db, (tx) => this.apply({ tx }, d, parsed));
         if (outcome.kind === 'recorded' && outcome.transaction.error === 'unknown_product')
           return { kind: 'ignored', reason: 'not_applicable' };
         return outcome;
@@ -123,28 +123,29 @@ export class PostbacksService {
    * One postback applied in the caller's transaction (sandbox scenarios load their sales so): the
    * same parsing, recording, grants and events as a postback that arrives over HTTP.
    */
-  async receiveIn(tx: Tx, d: Delivery, body: unknown): Promise<PostbackOutcome> {
+  async receiveIn({ tx }: { tx: Tx }, d: Delivery, body: unknown): Promise<PostbackOutcome> {
     const parsed = gatewayOf(d.gateway)!.parse(body);
     if ('ignored' in parsed) return { kind: 'ignored', reason: parsed.ignored };
-    return this.apply(tx, d, parsed);
+    return this.apply({ tx }, d, parsed);
   }
 
-  private async apply(tx: Tx, stale: Delivery, e: SaleEvent): Promise<PostbackOutcome> {
-    const seen = await transactionsRepo.find(tx, stale.id, e.transactionId, e.status);
+  private async apply({ tx }: { tx: Tx }, stale: Delivery, e: SaleEvent): Promise<PostbackOutcome> {
+    const seen = await transactionsRepo.find({ tx }, stale.id, e.transactionId, e.status);
     if (seen) return { kind: 'recorded', transaction: seen, duplicate: true };
     // Read again inside the transaction: an archive that committed meanwhile must win.
-    const d = (await deliveriesRepo.getAny(tx, stale.id)) ?? stale;
+    const d = (await deliveriesRepo.getAny({ tx }, stale.id)) ?? stale;
     const accountId = d.accountId;
     const effect = EFFECTS[e.status];
     const listened = e.productIds.some((p) => d.externalIds.includes(p));
     const error =
       d.status !== 'active' ? 'delivery_archived' : !listened ? 'unknown_product' : null;
     const email = e.client.email!;
-    let user = await usersRepo.findByEmail(tx, accountId, email.toLowerCase());
-    if (!user && !error && effect === 'grant') user = await this.createStudent(tx, accountId, e);
+    let user = await usersRepo.findByEmail({ tx }, accountId, email.toLowerCase());
+    if (!user && !error && effect === 'grant')
+      user = await this.createStudent({ tx }, accountId, e);
     const { transaction: txStatus, recurrence } = statuses(e);
     const id = await transactionsRepo.insert(
-      tx,
+      { tx },
       {
         accountId,
         deliveryId: d.id,
@@ -166,10 +167,10 @@ export class PostbacksService {
       this.clock.now().toISOString(),
     );
     if (!error && user) {
-      if (effect === 'grant') await this.grant(tx, d, user, id);
-      else await this.enrollments.endForDelivery(tx, accountId, user.id, d.id);
+      if (effect === 'grant') await this.grant({ tx }, d, user, id);
+      else await this.enrollments.endForDelivery({ tx }, accountId, user.id, d.id);
     }
-    const t = (await transactionsRepo.get(tx, accountId, id))!;
+    const t = (await transactionsRepo.get({ tx }, accountId, id))!;
     await this.events.record(tx, {
       accountId,
       type: 'transaction.recorded',
@@ -178,10 +179,15 @@ export class PostbacksService {
     return { kind: 'recorded', transaction: t, duplicate: false };
   }
 
-  private async grant(tx: Tx, d: Delivery, user: User, transactionId: number): Promise<void> {
+  private async grant(
+    { tx }: { tx: Tx },
+    d: Delivery,
+    user: User,
+    transactionId: number,
+  ): Promise<void> {
     const duration = { duration: d.duration, unit: d.durationUnit };
     for (const p of d.products)
-      await this.enrollments.grantAccess(tx, d.accountId, {
+      await this.enrollments.grantAccess({ tx }, d.accountId, {
         userId: user.id,
         productId: p.productId,
         accessScheduleId: p.accessScheduleId,
@@ -193,7 +199,7 @@ export class PostbacksService {
   }
 
   /** The buyer as a new student: a document that is not a valid CPF is left out, not refused. */
-  private async createStudent(tx: Tx, accountId: number, e: SaleEvent): Promise<User> {
+  private async createStudent({ tx }: { tx: Tx }, accountId: number, e: SaleEvent): Promise<User> {
     const email = e.client.email!;
     const doc = e.client.doc && normalizeCpf(e.client.doc) ? e.client.doc : null;
     return this.users.create(

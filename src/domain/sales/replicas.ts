@@ -22,17 +22,21 @@ export class DeliveryReplicas {
     this.clock = clock;
   }
 
-  async sync(tx: Tx, source: Delivery, seen = new Set([source.accountId])): Promise<void> {
-    for (const accountId of await replicaAccountsRepo.replicasOf(tx, source.accountId)) {
+  async sync(
+    { tx }: { tx: Tx },
+    source: Delivery,
+    seen = new Set([source.accountId]),
+  ): Promise<void> {
+    for (const accountId of await replicaAccountsRepo.replicasOf({ tx }, source.accountId)) {
       // Chains are acyclic by construction; never loop anyway.
       if (seen.has(accountId)) continue;
       seen.add(accountId);
-      const copy = await this.copy(tx, accountId, source);
-      await this.sync(tx, copy, seen);
+      const copy = await this.copy({ tx }, accountId, source);
+      await this.sync({ tx }, copy, seen);
     }
   }
 
-  private async copy(tx: Tx, accountId: number, source: Delivery): Promise<Delivery> {
+  private async copy({ tx }: { tx: Tx }, accountId: number, source: Delivery): Promise<Delivery> {
     const now = this.clock.now().toISOString();
     const fields: DeliveryFields = {
       gateway: source.gateway,
@@ -44,31 +48,31 @@ export class DeliveryReplicas {
       duration: source.duration,
       durationUnit: source.durationUnit,
     };
-    let copy = await repo.findCopy(tx, accountId, source.id);
+    let copy = await repo.findCopy({ tx }, accountId, source.id);
     const id = copy
-      ? (await repo.update(tx, copy.id, fields, now), copy.id)
+      ? (await repo.update({ tx }, copy.id, fields, now), copy.id)
       : await repo.insert(
-          tx,
+          { tx },
           { ...fields, accountId, sourceId: source.id, postbackToken: newPostbackToken() },
           now,
         );
     const products: DeliveryProduct[] = [];
     for (const p of source.products) {
-      const product = await productsRepo.findCopy(tx, accountId, p.productId);
-      const schedule = product && (await enrollmentsRepo.schedule(tx, product.id, null));
+      const product = await productsRepo.findCopy({ tx }, accountId, p.productId);
+      const schedule = product && (await enrollmentsRepo.schedule({ tx }, product.id, null));
       if (product && schedule)
         products.push({ productId: product.id, accessScheduleId: schedule.id });
     }
-    const owners = await repo.owners(tx, accountId, source.gateway, source.externalIds);
+    const owners = await repo.owners({ tx }, accountId, source.gateway, source.externalIds);
     const theirs = new Set(owners.filter((o) => o.deliveryId !== id).map((o) => o.externalId));
     const target = { id, accountId, gateway: source.gateway };
     await repo.setExternalIds(
-      tx,
+      { tx },
       target,
       source.externalIds.filter((e) => !theirs.has(e)),
     );
-    await repo.setProducts(tx, id, products);
-    copy = (await repo.get(tx, accountId, id))!;
+    await repo.setProducts({ tx }, id, products);
+    copy = (await repo.get({ tx }, accountId, id))!;
     return copy;
   }
 }

@@ -37,7 +37,7 @@ export function createSalesServices(d: SalesDeps) {
   const enrollments = new EnrollmentsService(d.db, d.clock, d.cursors, outbox, events);
   const replicas = new DeliveryReplicas(d.clock);
   const deliveries = new DeliveriesService(d.db, d.clock, d.cursors, (tx, delivery) =>
-    replicas.sync(tx, delivery),
+    replicas.sync({ tx }, delivery),
   );
   return {
     outbox,
@@ -47,9 +47,9 @@ export function createSalesServices(d: SalesDeps) {
     transactions: new TransactionsService(d.db, d.cursors),
     postbacks: new PostbacksService(d.db, d.clock, d.users, d.tags, enrollments, events),
     /** A sandbox reset: deliveries (with their transactions) and the outbox of the account. */
-    async resetAccount(tx: Tx, accountId: number): Promise<void> {
-      await deliveries.resetAccount(tx, accountId);
-      await outbox.resetAccount(tx, accountId);
+    async resetAccount({ tx }: { tx: Tx }, accountId: number): Promise<void> {
+      await deliveries.resetAccount({ tx }, accountId);
+      await outbox.resetAccount({ tx }, accountId);
     },
   };
 }

@@ -76,13 +76,13 @@ const transactionPages = pages({
 export const transactionsRepo = {
   map,
 
-  async get(tx: Tx, accountId: number, id: number): Promise<SaleTransaction | null> {
+  async get({ tx }: { tx: Tx }, accountId: number, id: number): Promise<SaleTransaction | null> {
     const r = await tx('sales_transactions').where({ account_id: accountId, id }).first();
     return r ? map(r) : null;
   },
 
   /** The one recorded for this sale and status at this delivery, if any (repeats are no-ops). */
-  async find(tx: Tx, deliveryId: number, transactionId: string, event: string) {
+  async find({ tx }: { tx: Tx }, deliveryId: number, transactionId: string, event: string) {
     const r = await tx('sales_transactions')
       .where({ delivery_id: deliveryId, transaction_id: transactionId, event })
       .first();
@@ -90,13 +90,19 @@ export const transactionsRepo = {
   },
 
   /** One page of the account's sale transactions, newest first by default. */
-  page(tx: Tx, cursors: CursorCodec, accountId: number, f: TransactionFilters, p: PageParams) {
-    const query = transactionsRepo.listQuery(tx, accountId, f);
+  page(
+    { tx }: { tx: Tx },
+    cursors: CursorCodec,
+    accountId: number,
+    f: TransactionFilters,
+    p: PageParams,
+  ) {
+    const query = transactionsRepo.listQuery({ tx }, accountId, f);
     return transactionPages(query, cursors, { ...p, of: [accountId], filters: { ...f } });
   },
 
   /** Unordered: paginate adds the keyset condition and ORDER BY (created_at, id). */
-  listQuery(tx: Tx, accountId: number, f: TransactionFilters) {
+  listQuery({ tx }: { tx: Tx }, accountId: number, f: TransactionFilters) {
     const q = tx('sales_transactions').where('sales_transactions.account_id', accountId);
     if (f.deliveryId !== undefined) q.where('sales_transactions.delivery_id', f.deliveryId ?? 0);
     if (f.engine !== undefined) q.where('sales_transactions.engine', f.engine);
@@ -113,7 +119,7 @@ export const transactionsRepo = {
   },
 
   /** A sale's or subscription's transactions at a gateway (v2), oldest first. */
-  async byExternal(tx: Tx, accountId: number, engine: string, externalId: string) {
+  async byExternal({ tx }: { tx: Tx }, accountId: number, engine: string, externalId: string) {
     const rows = await tx('sales_transactions')
       .where({ account_id: accountId, engine })
       .where((w) => w.where('transaction_id', externalId).orWhere('recurrence_id', externalId))
@@ -122,8 +128,8 @@ export const transactionsRepo = {
   },
 
   /** product_ids is JSON text; the email's lower case is kept for the case-blind filter. */
-  async insert(tx: Tx, t: NewTransaction, now: string): Promise<number> {
-    return insertId(tx, 'sales_transactions', {
+  async insert({ tx }: { tx: Tx }, t: NewTransaction, now: string): Promise<number> {
+    return insertId({ tx }, 'sales_transactions', {
       ...toRow(t),
       product_ids: JSON.stringify(t.productIds),
       client_email_lower: t.clientEmail?.toLowerCase() ?? null,

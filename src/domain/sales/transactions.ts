@@ -65,7 +65,7 @@ export class TransactionsService {
   }
 
   async get(accountId: number, id: number | null, tx: Tx = this.db): Promise<SaleTransaction> {
-    const t = id === null ? null : await repo.get(tx, accountId, id);
+    const t = id === null ? null : await repo.get({ tx }, accountId, id);
     if (!t) throw new AppError('not_found');
     return t;
   }
@@ -86,11 +86,11 @@ export class TransactionsService {
       createdAfter: instantParam('created_after', q.created_after),
       createdBefore: instantParam('created_before', q.created_before),
     };
-    return repo.page(tx, this.cursors, accountId, filters, q);
+    return repo.page({ tx }, this.cursors, accountId, filters, q);
   }
 
   /** Transactions whose sale or subscription id at the gateway is `externalId`, oldest first. */
   async listByExternal(accountId: number, engine: string, externalId: string, tx: Tx = this.db) {
-    return repo.byExternal(tx, accountId, engine, externalId);
+    return repo.byExternal({ tx }, accountId, engine, externalId);
   }
 }

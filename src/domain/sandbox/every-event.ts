@@ -28,7 +28,7 @@ export const everyEvent: Scenario = {
     await t.tags.assign(accountId, user.id, tag.id, opts); // tag.assigned
     await t.tags.unassign(accountId, user.id, tag.id, opts); // tag.removed
     const product = await t.catalog.create(accountId, { name: 'Every event course' }, opts);
-    await t.catalog.publishProduct(tx, accountId, product.id); // product.published
+    await t.catalog.publishProduct({ tx }, accountId, product.id); // product.published
     const grant = { user_id: String(user.id), product_id: String(product.id), duration: 1 };
     const { enrollment } = await t.enrollments.grant(
       accountId,
@@ -42,7 +42,7 @@ export const everyEvent: Scenario = {
       { gateway: 'generic', name: 'Every event checkout', external_ids: ['every-event'] },
       opts,
     );
-    await t.postbacks.receiveIn(tx, delivery, {
+    await t.postbacks.receiveIn({ tx }, delivery, {
       transaction_id: `refund-${p.seed}`,
       status: 'refunded',
       product_id: 'every-event',

@@ -5,7 +5,11 @@
 import type { Tx } from '../../db/engine.ts';
 
 export const sandboxRepo = {
-  async empty(tx: Tx, accountId: number, keepOperation: number): Promise<Record<string, number>> {
+  async empty(
+    { tx }: { tx: Tx },
+    accountId: number,
+    keepOperation: number,
+  ): Promise<Record<string, number>> {
     const users = await tx('users').where('account_id', accountId).delete();
     const tags = await tx('tags').where('account_id', accountId).delete();
     const diamonds = await tx('diamonds').where('account_id', accountId).delete();
@@ -22,7 +26,7 @@ export const sandboxRepo = {
   },
 
   /** The ids a scenario's later parts build on: the named tags, every product and delivery. */
-  async scenarioCatalog(tx: Tx, accountId: number, tagNames: string[]) {
+  async scenarioCatalog({ tx }: { tx: Tx }, accountId: number, tagNames: string[]) {
     const ids = (rows: { id: unknown }[]) => rows.map((r) => Number(r.id));
     return {
       tags: ids(

@@ -89,7 +89,7 @@ async function loadCatalog(t: ScenarioTools, tx: Tx, accountId: number, seed: nu
   for (const [i, topic] of rng.sample(TOPICS, PRODUCTS).entries()) {
     const name = productName(rng, topic);
     const p = await t.catalog.create(accountId, { name, description: `${name}, online.` }, { tx });
-    if (i < PRODUCTS - 1) await t.catalog.publishProduct(tx, accountId, p.id);
+    if (i < PRODUCTS - 1) await t.catalog.publishProduct({ tx }, accountId, p.id);
     products.push(p);
   }
   for (let i = 0; i < DELIVERIES; i++) {
@@ -115,7 +115,7 @@ async function loadCatalog(t: ScenarioTools, tx: Tx, accountId: number, seed: nu
 async function loadStudents(t: ScenarioTools, tx: Tx, accountId: number, p: ScenarioPayload) {
   const part = Number(p.part.split('.')[1]);
   const rng = new Prng(p.seed, p.part);
-  const ids = await sandboxRepo.scenarioCatalog(tx, accountId, TAGS);
+  const ids = await sandboxRepo.scenarioCatalog({ tx }, accountId, TAGS);
   const counts = { students: 0, sales: 0, refunds: 0, enrollments: 0 };
   for (let i = 0; i < PER_PART; i++) {
     const n = part * PER_PART + i + 1;
@@ -138,10 +138,10 @@ async function loadStudents(t: ScenarioTools, tx: Tx, accountId: number, p: Scen
         client_name: name,
         client_email: email,
       };
-      await t.postbacks.receiveIn(tx, d, { ...sale, status: 'approved' });
+      await t.postbacks.receiveIn({ tx }, d, { ...sale, status: 'approved' });
       counts.sales++;
       if (rng.next() < 0.05) {
-        await t.postbacks.receiveIn(tx, d, { ...sale, status: 'refunded' });
+        await t.postbacks.receiveIn({ tx }, d, { ...sale, status: 'refunded' });
         counts.refunds++;
       }
     } else if (r < 0.75 && ids.products.length) {

@@ -66,7 +66,7 @@ type Reset = (tx: Tx, accountId: number, operationId: number) => Promise<Record<
 export function resetSandbox(resetCatalog: CatalogReset | undefined): Reset {
   return async (tx: Tx, accountId: number, operationId: number) => {
     const others = resetCatalog ? await resetCatalog(tx, accountId) : undefined;
-    return { ...(await sandboxRepo.empty(tx, accountId, operationId)), ...others };
+    return { ...(await sandboxRepo.empty({ tx }, accountId, operationId)), ...others };
   };
 }
 

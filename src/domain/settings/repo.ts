@@ -23,7 +23,7 @@ const map = (r: any): SettingsRow => ({
 });
 
 export const settingsRepo = {
-  async get(tx: Tx, accountId: number): Promise<SettingsRow | null> {
+  async get({ tx }: { tx: Tx }, accountId: number): Promise<SettingsRow | null> {
     const r = await tx('user_profile_settings').where('account_id', accountId).first();
     return r ? map(r) : null;
   },
@@ -33,7 +33,7 @@ export const settingsRepo = {
    * ends (PostgreSQL: FOR NO KEY UPDATE; SQLite transactions are serial already), so a PATCH
    * without If-Match merges into the current document rather than losing a concurrent one.
    */
-  async lock(tx: Tx, accountId: number, now: string): Promise<SettingsRow> {
+  async lock({ tx }: { tx: Tx }, accountId: number, now: string): Promise<SettingsRow> {
     await tx('user_profile_settings')
       .insert({ account_id: accountId, values: '{}', revision: INITIAL_REVISION, updated_at: now })
       .onConflict('account_id')
@@ -48,7 +48,7 @@ export const settingsRepo = {
    * caller read); returns the new revision, or null when the guard hit no row.
    */
   async update(
-    tx: Tx,
+    { tx }: { tx: Tx },
     accountId: number,
     next: { overrides: Overrides; now: string },
     guard: string | undefined,
@@ -65,7 +65,7 @@ export const settingsRepo = {
   },
 
   /** The account a replica copies, or null (also for an unknown account). */
-  async replicaOf(tx: Tx, accountId: number): Promise<number | null> {
+  async replicaOf({ tx }: { tx: Tx }, accountId: number): Promise<number | null> {
     const r = await tx('accounts').where('id', accountId).first('replica_of');
     return r?.replica_of == null ? null : Number(r.replica_of);
   },

@@ -49,7 +49,7 @@ export class SettingsService {
   }
 
   async get(accountId: number, { tx = this.db }: InTx = {}): Promise<ProfileSettings> {
-    return this.resolve(tx, accountId, await repo.get(tx, accountId), 0);
+    return this.resolve({ tx }, accountId, await repo.get({ tx }, accountId), 0);
   }
 
   async update(
@@ -63,8 +63,8 @@ export class SettingsService {
       let after: ProfileSettings | null = null;
       await guardedWrite({
         load: async () => {
-          const own = await repo.lock(tx, accountId, now);
-          const current = await this.resolve(tx, accountId, own, 0);
+          const own = await repo.lock({ tx }, accountId, now);
+          const current = await this.resolve({ tx }, accountId, own, 0);
           if (current.inherited) throw readonly(patch);
           return { ...current, own };
         },
@@ -76,7 +76,7 @@ export class SettingsService {
             after = current;
             return 1;
           }
-          const revision = await repo.update(tx, accountId, { overrides, now }, guard);
+          const revision = await repo.update({ tx }, accountId, { overrides, now }, guard);
           if (revision) after = { ...current, revision, values: effective(overrides) };
           return revision ? 1 : 0;
         },
@@ -86,17 +86,17 @@ export class SettingsService {
   }
 
   private async resolve(
-    tx: Tx,
+    { tx }: { tx: Tx },
     accountId: number,
     own: SettingsRow | null,
     depth: number,
   ): Promise<ProfileSettings> {
-    const sourceAccountId = await repo.replicaOf(tx, accountId);
+    const sourceAccountId = await repo.replicaOf({ tx }, accountId);
     if (sourceAccountId !== null && depth < MAX_CHAIN) {
       const source = await this.resolve(
-        tx,
+        { tx },
         sourceAccountId,
-        await repo.get(tx, sourceAccountId),
+        await repo.get({ tx }, sourceAccountId),
         depth + 1,
       );
       if (source.values.propagation.replicas)

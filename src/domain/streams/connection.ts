@@ -198,7 +198,7 @@ export class StreamConnection implements Follower {
           return;
         }
         const events = await repo.eventsAfter(
-          this.deps.db,
+          { tx: this.deps.db },
           this.accountId,
           this.seen,
           tail,
@@ -227,10 +227,12 @@ export class StreamConnection implements Follower {
       const { db } = this.deps;
       const { streamId, connectionId } = this.o;
       const kept = await inTransaction(db, undefined, (tx) =>
-        repo.renew(tx, streamId, connectionId, until, this.position),
+        repo.renew({ tx }, streamId, connectionId, until, this.position),
       );
       if (!kept)
-        return this.close((await repo.exists(db, streamId)) ? 'replaced' : 'stream_deleted');
+        return this.close(
+          (await repo.exists({ tx: db }, streamId)) ? 'replaced' : 'stream_deleted',
+        );
       if (performance.now() - this.lastWrite >= this.o.heartbeatMs - this.tickMs / 2)
         this.write({ kind: 'heartbeat' });
       this.wake();
@@ -254,7 +256,7 @@ export class StreamConnection implements Follower {
       // away, it is retried for a few seconds (a shutdown waits for it).
       await leaseWrite(
         this.deps.db,
-        (tx) => repo.release(tx, streamId, connectionId, this.position),
+        (tx) => repo.release({ tx }, streamId, connectionId, this.position),
         {
           maxMs: RELEASE_RETRY_MS,
         },

@@ -100,7 +100,7 @@ export class AccountReader {
       while (this.followers.size > 0) {
         const { upTo, more, bounded } = await this.horizon();
         const events = await repo.eventsAfter(
-          this.deps.db,
+          { tx: this.deps.db },
           this.accountId,
           this.tail,
           upTo,
@@ -130,7 +130,7 @@ export class AccountReader {
     if (!isPostgres(this.deps.db))
       return { upTo: Number.MAX_SAFE_INTEGER, more: false, bounded: false };
     if (this.settled < this.tail) this.settled = this.tail;
-    const rows = await repo.idsAfter(this.deps.db, this.settled, SCAN);
+    const rows = await repo.idsAfter({ tx: this.deps.db }, this.settled, SCAN);
     const cutoff = this.deps.clock.now().getTime() - GAP_MS;
     for (const r of rows) {
       if (r.id !== this.settled + 1) {

@@ -47,11 +47,11 @@ export const streamsRepo = {
    * PostgreSQL: serializes stream creation per account until the transaction ends, so two
    * concurrent creations cannot both pass the limits (SQLite runs writes one at a time).
    */
-  lockAccount(tx: Tx, accountId: number): Promise<void> {
-    return lockAccountScope(tx, 'event_streams', accountId);
+  lockAccount({ tx }: { tx: Tx }, accountId: number): Promise<void> {
+    return lockAccountScope({ tx }, 'event_streams', accountId);
   },
 
-  async counts(tx: Tx, accountId: number, credentialId: number) {
+  async counts({ tx }: { tx: Tx }, accountId: number, credentialId: number) {
     const r = await tx('event_streams')
       .where('account_id', accountId)
       .select(
@@ -62,28 +62,28 @@ export const streamsRepo = {
     return { account: Number(r?.account ?? 0), credential: Number(r?.credential ?? 0) };
   },
 
-  insert(tx: Tx, row: Record<string, unknown>): Promise<number> {
-    return insertId(tx, 'event_streams', row);
+  insert({ tx }: { tx: Tx }, row: Record<string, unknown>): Promise<number> {
+    return insertId({ tx }, 'event_streams', row);
   },
 
-  async get(tx: Tx, accountId: number, id: number): Promise<EventStream | null> {
+  async get({ tx }: { tx: Tx }, accountId: number, id: number): Promise<EventStream | null> {
     const r = await tx('event_streams').where({ account_id: accountId, id }).first();
     return r ? map(r) : null;
   },
 
-  async list(tx: Tx, accountId: number): Promise<EventStream[]> {
+  async list({ tx }: { tx: Tx }, accountId: number): Promise<EventStream[]> {
     const rows = await tx('event_streams').where('account_id', accountId).orderBy('id');
     return rows.map(map);
   },
 
-  remove(tx: Tx, accountId: number, id: number): Promise<number> {
+  remove({ tx }: { tx: Tx }, accountId: number, id: number): Promise<number> {
     return tx('event_streams').where({ account_id: accountId, id }).delete();
   },
 
   /** Takes the stream's connection lease; false when another connection holds it. */
-  async acquire(tx: Tx, id: number, connectionId: string, now: string, until: string) {
+  async acquire({ tx }: { tx: Tx }, id: number, connectionId: string, now: string, until: string) {
     const { claimed } = await lease.claim(
-      tx,
+      { tx },
       id,
       { owner: connectionId, now, until },
       { set: { last_connected_at: now } },
@@ -92,34 +92,34 @@ export const streamsRepo = {
   },
 
   /** Renews the lease and saves the position; false when the stream is gone or was taken over. */
-  renew(tx: Tx, id: number, connectionId: string, until: string, position: number) {
-    return lease.renew(tx, id, connectionId, until, { position });
+  renew({ tx }: { tx: Tx }, id: number, connectionId: string, until: string, position: number) {
+    return lease.renew({ tx }, id, connectionId, until, { position });
   },
 
-  release(tx: Tx, id: number, connectionId: string, position: number) {
-    return lease.release(tx, id, connectionId, { position });
+  release({ tx }: { tx: Tx }, id: number, connectionId: string, position: number) {
+    return lease.release({ tx }, id, connectionId, { position });
   },
 
-  async exists(tx: Tx, id: number): Promise<boolean> {
+  async exists({ tx }: { tx: Tx }, id: number): Promise<boolean> {
     return (await tx('event_streams').where('id', id).first('id')) !== undefined;
   },
 
   // --- events, as a stream reads them ---
 
   /** The account's newest event id (0 when none): where a new stream starts. */
-  async newestEventId(tx: Tx, accountId: number): Promise<number> {
+  async newestEventId({ tx }: { tx: Tx }, accountId: number): Promise<number> {
     const r = await tx('events').where('account_id', accountId).max({ id: 'id' }).first();
     return Number(r?.id ?? 0);
   },
 
   /** The oldest event still stored, of any account (0 when none). */
-  async oldestEventId(tx: Tx): Promise<number> {
+  async oldestEventId({ tx }: { tx: Tx }): Promise<number> {
     const r = await tx('events').min({ id: 'id' }).first();
     return Number(r?.id ?? 0);
   },
 
-  event(tx: Tx, accountId: number, id: number): Promise<Event | null> {
-    return eventsRepo.get(tx, accountId, id);
+  event({ tx }: { tx: Tx }, accountId: number, id: number): Promise<Event | null> {
+    return eventsRepo.get({ tx }, accountId, id);
   },
 
   /**
@@ -127,7 +127,7 @@ export const streamsRepo = {
    * `since`, in id order.
    */
   async eventsAfter(
-    tx: Tx,
+    { tx }: { tx: Tx },
     accountId: number,
     after: number,
     upTo: number,
@@ -146,7 +146,7 @@ export const streamsRepo = {
   },
 
   /** Ids of every account's events after `after`, with their time: gaps are checked on these. */
-  async idsAfter(tx: Tx, after: number, limit: number) {
+  async idsAfter({ tx }: { tx: Tx }, after: number, limit: number) {
     const rows = await tx('events')
       .where('id', '>', after)
       .orderBy('id')

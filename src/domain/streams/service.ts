@@ -61,8 +61,8 @@ export class StreamsService {
   ): Promise<EventStream> {
     const accountId = auth.account.id;
     return inTransaction(this.db, opts.tx, async (tx) => {
-      await repo.lockAccount(tx, accountId);
-      const counts = await repo.counts(tx, accountId, auth.credential.id);
+      await repo.lockAccount({ tx }, accountId);
+      const counts = await repo.counts({ tx }, accountId, auth.credential.id);
       if (counts.credential >= MAX_PER_CREDENTIAL || counts.account >= MAX_PER_ACCOUNT) {
         const per = counts.credential >= MAX_PER_CREDENTIAL ? 'credential' : 'account';
         throw new AppError('too_many_streams', {
@@ -75,31 +75,34 @@ export class StreamsService {
           ],
         });
       }
-      const id = await repo.insert(tx, {
-        account_id: accountId,
-        credential_id: auth.credential.id,
-        types: input.types ? JSON.stringify(input.types) : null,
-        position: await repo.newestEventId(tx, accountId),
-        created_at: this.clock.now().toISOString(),
-      });
-      return (await repo.get(tx, accountId, id))!;
+      const id = await repo.insert(
+        { tx },
+        {
+          account_id: accountId,
+          credential_id: auth.credential.id,
+          types: input.types ? JSON.stringify(input.types) : null,
+          position: await repo.newestEventId({ tx }, accountId),
+          created_at: this.clock.now().toISOString(),
+        },
+      );
+      return (await repo.get({ tx }, accountId, id))!;
     });
   }
 
   async get(accountId: number, id: number | null): Promise<EventStream> {
-    const s = id === null ? null : await repo.get(this.db, accountId, id);
+    const s = id === null ? null : await repo.get({ tx: this.db }, accountId, id);
     if (!s) throw new AppError('not_found');
     return s;
   }
 
   list(accountId: number): Promise<EventStream[]> {
-    return repo.list(this.db, accountId);
+    return repo.list({ tx: this.db }, accountId);
   }
 
   /** An open connection notices within a tick (at most 5 s) and closes. */
   async remove(accountId: number, id: number | null, opts: { tx?: Tx } = {}): Promise<void> {
     await inTransaction(this.db, opts.tx, async (tx) => {
-      if (id === null || (await repo.remove(tx, accountId, id)) === 0)
+      if (id === null || (await repo.remove({ tx }, accountId, id)) === 0)
         throw new AppError('not_found');
     });
   }
@@ -123,7 +126,7 @@ export class StreamsService {
     const now = this.clock.now();
     const until = new Date(now.getTime() + LEASE_MS).toISOString();
     const taken = await inTransaction(this.db, undefined, (tx) =>
-      repo.acquire(tx, s.id, connectionId, now.toISOString(), until),
+      repo.acquire({ tx }, s.id, connectionId, now.toISOString(), until),
     );
     if (!taken) throw new AppError('stream_busy');
     const credentialId = auth.credential.id;
@@ -180,12 +183,12 @@ export class StreamsService {
     if (!/^(0|[1-9][0-9]{0,9})$/.test(raw)) throw new AppError('invalid_cursor');
     const id = Number(raw);
     if (id === 0) return 0;
-    const event = await repo.event(this.db, accountId, id);
+    const event = await repo.event({ tx: this.db }, accountId, id);
     if (event) {
       if (event.createdAt < this.events.retainedSince()) throw new AppError('cursor_expired');
       return id;
     }
-    const oldest = await repo.oldestEventId(this.db);
+    const oldest = await repo.oldestEventId({ tx: this.db });
     if (oldest === 0 || id < oldest) throw new AppError('cursor_expired');
     throw new AppError('invalid_cursor');
   }

@@ -43,34 +43,36 @@ const newRow = (accountId: number, name: string, now: string) => ({
 });
 
 /** users_count is derived, never stored, so it cannot drift from user_tags. */
-const withCount = (tx: Tx) =>
+const withCount = ({ tx }: { tx: Tx }) =>
   tx.raw('(select count(*) from user_tags where user_tags.tag_id = tags.id) as users_count');
 
 export const tagsRepo = {
   map,
 
-  async get(tx: Tx, accountId: number, id: number): Promise<Tag | null> {
-    const r = await tx('tags').where({ account_id: accountId, id }).first('tags.*', withCount(tx));
+  async get({ tx }: { tx: Tx }, accountId: number, id: number): Promise<Tag | null> {
+    const r = await tx('tags')
+      .where({ account_id: accountId, id })
+      .first('tags.*', withCount({ tx }));
     return r ? map(r) : null;
   },
 
-  async findByName(tx: Tx, accountId: number, nameLower: string): Promise<Tag | null> {
+  async findByName({ tx }: { tx: Tx }, accountId: number, nameLower: string): Promise<Tag | null> {
     const r = await tx('tags')
       .where({ account_id: accountId, name_lower: nameLower })
-      .first('tags.*', withCount(tx));
+      .first('tags.*', withCount({ tx }));
     return r ? map(r) : null;
   },
 
   /** One page of the account's tags, by name, optionally only the one of this (lower-case) name. */
   page(
-    tx: Tx,
+    { tx }: { tx: Tx },
     cursors: CursorCodec,
     accountId: number,
     q: { sort?: string; nameLower?: string; limit?: number; cursor?: string },
   ) {
     const query = tx('tags').where('tags.account_id', accountId);
     if (q.nameLower !== undefined) query.where('tags.name_lower', q.nameLower);
-    return tagPages(query.select('tags.*', withCount(tx)), cursors, {
+    return tagPages(query.select('tags.*', withCount({ tx })), cursors, {
       of: [accountId],
       sort: q.sort,
       filters: { name: q.nameLower },
@@ -80,7 +82,7 @@ export const tagsRepo = {
   },
 
   /** Every tag of one student, by name (the list is small: no pagination). */
-  async listForUser(tx: Tx, userId: number): Promise<Tag[]> {
+  async listForUser({ tx }: { tx: Tx }, userId: number): Promise<Tag[]> {
     const rows = await tx('tags')
       .join('user_tags as ut', 'ut.tag_id', 'tags.id')
       .where('ut.user_id', userId)
@@ -88,16 +90,19 @@ export const tagsRepo = {
         { column: 'tags.name_lower', order: 'asc' },
         { column: 'tags.id', order: 'asc' },
       ])
-      .select('tags.*', withCount(tx));
+      .select('tags.*', withCount({ tx }));
     return rows.map(map);
   },
 
-  async insert(tx: Tx, t: { accountId: number; name: string; now: string }): Promise<number> {
-    return insertId(tx, 'tags', newRow(t.accountId, t.name, t.now));
+  async insert(
+    { tx }: { tx: Tx },
+    t: { accountId: number; name: string; now: string },
+  ): Promise<number> {
+    return insertId({ tx }, 'tags', newRow(t.accountId, t.name, t.now));
   },
 
   /** Creates the tag unless one of that name exists: a concurrent create is not an error. */
-  async insertIfMissing(tx: Tx, t: { accountId: number; name: string; now: string }) {
+  async insertIfMissing({ tx }: { tx: Tx }, t: { accountId: number; name: string; now: string }) {
     await tx('tags')
       .insert(newRow(t.accountId, t.name, t.now))
       .onConflict(['account_id', 'name_lower'])
@@ -105,7 +110,7 @@ export const tagsRepo = {
   },
 
   /** Renames the tag (a new revision), only while it still has `guard` as revision when given. */
-  async rename(tx: Tx, id: number, c: { name: string; now: string }, guard?: string) {
+  async rename({ tx }: { tx: Tx }, id: number, c: { name: string; now: string }, guard?: string) {
     const q = tx('tags').where('id', id);
     if (guard !== undefined) q.where('revision', guard);
     return q.update({
@@ -120,7 +125,7 @@ export const tagsRepo = {
    * Deletes only an unused tag (no student has it, no access schedule owns it), in one statement,
    * so a concurrent assignment cannot slip in.
    */
-  async removeUnused(tx: Tx, id: number, revision?: string): Promise<number> {
+  async removeUnused({ tx }: { tx: Tx }, id: number, revision?: string): Promise<number> {
     const q = tx('tags')
       .where('id', id)
       .whereNotExists(tx('user_tags').select(tx.raw('1')).where('user_tags.tag_id', id))
@@ -131,23 +136,24 @@ export const tagsRepo = {
     return q.delete();
   },
 
-  async isAssigned(tx: Tx, userId: number, tagId: number): Promise<boolean> {
-    const r = await firstRow(tx, 'SELECT 1 AS x FROM user_tags WHERE user_id = ? AND tag_id = ?', [
-      userId,
-      tagId,
-    ]);
+  async isAssigned({ tx }: { tx: Tx }, userId: number, tagId: number): Promise<boolean> {
+    const r = await firstRow(
+      { tx },
+      'SELECT 1 AS x FROM user_tags WHERE user_id = ? AND tag_id = ?',
+      [userId, tagId],
+    );
     return r !== undefined;
   },
 
   /** Adding a tag the student has is a no-op (the pair is the primary key). */
-  async assign(tx: Tx, userId: number, tagId: number, now: string): Promise<void> {
+  async assign({ tx }: { tx: Tx }, userId: number, tagId: number, now: string): Promise<void> {
     await tx('user_tags')
       .insert({ user_id: userId, tag_id: tagId, created_at: now })
       .onConflict(['user_id', 'tag_id'])
       .ignore();
   },
 
-  async unassign(tx: Tx, userId: number, tagId: number): Promise<number> {
+  async unassign({ tx }: { tx: Tx }, userId: number, tagId: number): Promise<number> {
     return tx('user_tags').where({ user_id: userId, tag_id: tagId }).delete();
   },
 };

@@ -44,7 +44,7 @@ export class TagsService {
   }
 
   /** tag.assigned / tag.removed, in the transaction of the change. */
-  private tagEvent(tx: Tx, type: string, accountId: number, userId: number, tag: Tag) {
+  private tagEvent({ tx }: { tx: Tx }, type: string, accountId: number, userId: number, tag: Tag) {
     return this.events.record(tx, {
       accountId,
       type,
@@ -53,30 +53,30 @@ export class TagsService {
   }
 
   async get(accountId: number, id: number | null, { tx = this.db }: InTx = {}): Promise<Tag> {
-    const t = id === null ? null : await repo.get(tx, accountId, id);
+    const t = id === null ? null : await repo.get({ tx }, accountId, id);
     if (!t) throw new AppError('not_found');
     return t;
   }
 
   async list(accountId: number, q: TagListQuery, { tx = this.db }: InTx = {}) {
     const nameLower = q.name === undefined ? undefined : clean(q.name).toLowerCase();
-    return repo.page(tx, this.cursors, accountId, { ...q, nameLower });
+    return repo.page({ tx }, this.cursors, accountId, { ...q, nameLower });
   }
 
   async create(accountId: number, input: { name: string }, opts: InTx = {}): Promise<Tag> {
     const name = clean(input.name);
     const now = this.clock.now().toISOString();
     return inTransaction(this.db, opts.tx, async (tx) => {
-      if (await repo.findByName(tx, accountId, name.toLowerCase())) throw duplicateName();
+      if (await repo.findByName({ tx }, accountId, name.toLowerCase())) throw duplicateName();
       let id: number;
       try {
-        id = await repo.insert(tx, { accountId, name, now });
+        id = await repo.insert({ tx }, { accountId, name, now });
       } catch (err) {
         // Lost a race with a concurrent create; an aborted PG transaction must not be reused.
         if (isUniqueViolation(err)) throw duplicateName();
         throw err;
       }
-      return (await repo.get(tx, accountId, id))!;
+      return (await repo.get({ tx }, accountId, id))!;
     });
   }
 
@@ -93,13 +93,13 @@ export class TagsService {
         load: () => this.get(accountId, id, { tx }),
         ifMatch,
         check: async (t) => {
-          const other = await repo.findByName(tx, accountId, name.toLowerCase());
+          const other = await repo.findByName({ tx }, accountId, name.toLowerCase());
           if (other && other.id !== t.id) throw duplicateName();
         },
         write: async (t, guard) => {
           try {
             return await repo.rename(
-              tx,
+              { tx },
               t.id,
               { name, now: this.clock.now().toISOString() },
               guard,
@@ -110,7 +110,7 @@ export class TagsService {
           }
         },
       });
-      return (await repo.get(tx, accountId, t.id))!;
+      return (await repo.get({ tx }, accountId, t.id))!;
     });
   }
 
@@ -127,11 +127,11 @@ export class TagsService {
         check: (t) => {
           if (t.usersCount > 0) throw new AppError('tag_in_use');
         },
-        write: (t, guard) => repo.removeUnused(tx, t.id, guard),
+        write: (t, guard) => repo.removeUnused({ tx }, t.id, guard),
         // Something changed since the read (a new assignment, a write, a delete), or an access
         // schedule owns the tag (the same revision as read).
         lost: async (t) => {
-          const now = await repo.get(tx, accountId, t.id);
+          const now = await repo.get({ tx }, accountId, t.id);
           if (!now) return new AppError('not_found');
           const inUse = now.usersCount > 0 || now.revision === t.revision;
           return new AppError(inUse ? 'tag_in_use' : 'revision_mismatch');
@@ -143,14 +143,14 @@ export class TagsService {
   // ---- assignment to students; another account's user or tag is simply not found ----
 
   private async user(accountId: number, userId: number | null, tx: Tx) {
-    const u = userId === null ? null : await usersRepo.get(tx, accountId, userId);
+    const u = userId === null ? null : await usersRepo.get({ tx }, accountId, userId);
     if (!u) throw new AppError('not_found');
     return u;
   }
 
   async listForUser(accountId: number, userId: number | null, { tx = this.db }: InTx = {}) {
     const u = await this.user(accountId, userId, tx);
-    return repo.listForUser(tx, u.id);
+    return repo.listForUser({ tx }, u.id);
   }
 
   async assign(
@@ -163,10 +163,10 @@ export class TagsService {
       const u = await this.user(accountId, userId, tx);
       const t = await this.get(accountId, tagId, { tx });
       // Adding a tag the student already has changes nothing, and is not news.
-      const had = await repo.isAssigned(tx, u.id, t.id);
-      await repo.assign(tx, u.id, t.id, this.clock.now().toISOString());
-      if (!had) await this.tagEvent(tx, 'tag.assigned', accountId, u.id, t);
-      return (await repo.get(tx, accountId, t.id))!;
+      const had = await repo.isAssigned({ tx }, u.id, t.id);
+      await repo.assign({ tx }, u.id, t.id, this.clock.now().toISOString());
+      if (!had) await this.tagEvent({ tx }, 'tag.assigned', accountId, u.id, t);
+      return (await repo.get({ tx }, accountId, t.id))!;
     });
   }
 
@@ -179,15 +179,15 @@ export class TagsService {
     await inTransaction(this.db, opts.tx, async (tx) => {
       const u = await this.user(accountId, userId, tx);
       const t = await this.get(accountId, tagId, { tx });
-      if ((await repo.unassign(tx, u.id, t.id)) === 0) throw new AppError('not_found');
-      await this.tagEvent(tx, 'tag.removed', accountId, u.id, t);
+      if ((await repo.unassign({ tx }, u.id, t.id)) === 0) throw new AppError('not_found');
+      await this.tagEvent({ tx }, 'tag.removed', accountId, u.id, t);
     });
   }
 
   // ---- by name, for the legacy v1 routes (adicionar_tag, remover_tag, atualizar_tag_lote) ----
 
   async findByName(accountId: number, name: string, { tx = this.db }: InTx = {}): Promise<Tag> {
-    const t = await repo.findByName(tx, accountId, clean(name).toLowerCase());
+    const t = await repo.findByName({ tx }, accountId, clean(name).toLowerCase());
     if (!t) throw new AppError('not_found');
     return t;
   }
@@ -197,8 +197,8 @@ export class TagsService {
     const trimmed = clean(name);
     const now = this.clock.now().toISOString();
     return inTransaction(this.db, opts.tx, async (tx) => {
-      await repo.insertIfMissing(tx, { accountId, name: trimmed, now });
-      return (await repo.findByName(tx, accountId, trimmed.toLowerCase()))!;
+      await repo.insertIfMissing({ tx }, { accountId, name: trimmed, now });
+      return (await repo.findByName({ tx }, accountId, trimmed.toLowerCase()))!;
     });
   }
 
@@ -220,19 +220,19 @@ export class TagsService {
         wanted.set(t.id, t);
       }
       const now = this.clock.now().toISOString();
-      const had = await repo.listForUser(tx, u.id);
+      const had = await repo.listForUser({ tx }, u.id);
       const current = new Set(had.map((t) => t.id));
       for (const t of had) {
         if (wanted.has(t.id)) continue;
-        await repo.unassign(tx, u.id, t.id);
-        await this.tagEvent(tx, 'tag.removed', accountId, u.id, t);
+        await repo.unassign({ tx }, u.id, t.id);
+        await this.tagEvent({ tx }, 'tag.removed', accountId, u.id, t);
       }
       for (const t of wanted.values()) {
         if (current.has(t.id)) continue;
-        await repo.assign(tx, u.id, t.id, now);
-        await this.tagEvent(tx, 'tag.assigned', accountId, u.id, t);
+        await repo.assign({ tx }, u.id, t.id, now);
+        await this.tagEvent({ tx }, 'tag.assigned', accountId, u.id, t);
       }
-      return repo.listForUser(tx, u.id);
+      return repo.listForUser({ tx }, u.id);
     });
   }
 
@@ -248,7 +248,7 @@ export class TagsService {
     return transaction(this.db, async (tx) => {
       const results = [];
       for (const item of items) {
-        const u = await usersRepo.findByEmail(tx, accountId, item.email.toLowerCase());
+        const u = await usersRepo.findByEmail({ tx }, accountId, item.email.toLowerCase());
         if (!u) results.push({ email: item.email, userId: null, outcome: 'not_found' as const });
         else {
           if (item.names !== null) await this.setForUser(accountId, u.id, item.names, { tx });

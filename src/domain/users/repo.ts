@@ -186,26 +186,35 @@ const taggedByIdPages = pages({
 export const usersRepo = {
   map,
 
-  async get(tx: Tx, accountId: number, id: number): Promise<User | null> {
-    const r = await firstRow(tx, 'SELECT * FROM users WHERE account_id = ? AND id = ?', [
+  async get({ tx }: { tx: Tx }, accountId: number, id: number): Promise<User | null> {
+    const r = await firstRow({ tx }, 'SELECT * FROM users WHERE account_id = ? AND id = ?', [
       accountId,
       id,
     ]);
     return r ? mapRow(r) : null;
   },
 
-  async findByEmail(tx: Tx, accountId: number, emailLower: string): Promise<User | null> {
-    const r = await firstRow(tx, 'SELECT * FROM users WHERE account_id = ? AND email_lower = ?', [
-      accountId,
-      emailLower,
-    ]);
+  async findByEmail(
+    { tx }: { tx: Tx },
+    accountId: number,
+    emailLower: string,
+  ): Promise<User | null> {
+    const r = await firstRow(
+      { tx },
+      'SELECT * FROM users WHERE account_id = ? AND email_lower = ?',
+      [accountId, emailLower],
+    );
     return r ? mapRow(r) : null;
   },
 
   /** The oldest student with this document (a CPF is not unique: families share one). */
-  async findByDocument(tx: Tx, accountId: number, document: string): Promise<User | null> {
+  async findByDocument(
+    { tx }: { tx: Tx },
+    accountId: number,
+    document: string,
+  ): Promise<User | null> {
     const r = await firstRow(
-      tx,
+      { tx },
       'SELECT * FROM users WHERE account_id = ? AND document = ? ORDER BY id LIMIT 1',
       [accountId, document],
     );
@@ -213,7 +222,7 @@ export const usersRepo = {
   },
 
   /** Auto-login tokens are random and global: the token alone names the student and account. */
-  async findByAutoLoginToken(tx: Tx, token: string): Promise<User | null> {
+  async findByAutoLoginToken({ tx }: { tx: Tx }, token: string): Promise<User | null> {
     const r = await tx('users').where('auto_login_token', token).first();
     return r ? mapRow(r) : null;
   },
@@ -223,7 +232,7 @@ export const usersRepo = {
    * condition and ORDER BY). The tag's students are read from user_tags in user_id order, so a
    * rare tag's last page costs what its first does.
    */
-  listByIdQuery(tx: Tx, accountId: number, tagId: number | undefined) {
+  listByIdQuery({ tx }: { tx: Tx }, accountId: number, tagId: number | undefined) {
     if (tagId === undefined)
       return tx('users').where('users.account_id', accountId).select('users.*');
     return tx('user_tags')
@@ -234,26 +243,26 @@ export const usersRepo = {
   },
 
   /** One page of the account's students, newest first by default. */
-  page(tx: Tx, cursors: CursorCodec, accountId: number, f: UserFilters, p: PageParams) {
-    const query = usersRepo.listQuery(tx, accountId, f);
+  page({ tx }: { tx: Tx }, cursors: CursorCodec, accountId: number, f: UserFilters, p: PageParams) {
+    const query = usersRepo.listQuery({ tx }, accountId, f);
     return userPages(query, cursors, { ...p, of: [accountId], filters: { ...f } });
   },
 
   /** One page of every student (or every student of a tag), by id. */
   pageById(
-    tx: Tx,
+    { tx }: { tx: Tx },
     cursors: CursorCodec,
     accountId: number,
     tagId: number | undefined,
     p: PageParams,
   ) {
-    const query = usersRepo.listByIdQuery(tx, accountId, tagId);
+    const query = usersRepo.listByIdQuery({ tx }, accountId, tagId);
     const pager = tagId === undefined ? byIdPages : taggedByIdPages;
     return pager(query, cursors, { ...p, of: [accountId], filters: { tag_id: tagId } });
   },
 
   /** Unordered, unpaginated: the caller (paginate) adds the keyset condition and ORDER BY. */
-  listQuery(tx: Tx, accountId: number, f: UserFilters) {
+  listQuery({ tx }: { tx: Tx }, accountId: number, f: UserFilters) {
     const q = tx('users').where('users.account_id', accountId);
     if (f.emailLower !== undefined) q.where('users.email_lower', f.emailLower);
     if (f.createdAfter !== undefined) q.where('users.created_at', '>=', f.createdAfter);
@@ -272,21 +281,25 @@ export const usersRepo = {
   },
 
   /** Inserts and returns the stored user: on PostgreSQL one round trip (RETURNING *). */
-  async create(tx: Tx, user: NewUser, now: string): Promise<User> {
+  async create({ tx }: { tx: Tx }, user: NewUser, now: string): Promise<User> {
     const row = newUserRow(user, now);
     if (isPostgres(tx)) {
       const [r] = await tx('users').insert(row).returning('*');
       return map(r);
     }
-    const id = await insertId(tx, 'users', row);
-    return (await usersRepo.get(tx, user.accountId, id))!;
+    const id = await insertId({ tx }, 'users', row);
+    return (await usersRepo.get({ tx }, user.accountId, id))!;
   },
 
   // ---- PostgreSQL, set-based (a chunk of users.upsert): one statement for many students ----
 
   /** The account's students with these emails, locked until the transaction ends (id order). */
   /** The account's students with these emails (lowercase), on both engines, without a lock. */
-  async findManyByEmail(tx: Tx, accountId: number, emailsLower: string[]): Promise<User[]> {
+  async findManyByEmail(
+    { tx }: { tx: Tx },
+    accountId: number,
+    emailsLower: string[],
+  ): Promise<User[]> {
     if (emailsLower.length === 0) return [];
     const rows = await tx('users')
       .where('account_id', accountId)
@@ -294,7 +307,11 @@ export const usersRepo = {
     return rows.map(map);
   },
 
-  async lockManyByEmail(tx: Tx, accountId: number, emailsLower: string[]): Promise<User[]> {
+  async lockManyByEmail(
+    { tx }: { tx: Tx },
+    accountId: number,
+    emailsLower: string[],
+  ): Promise<User[]> {
     const r = await tx.raw(
       'SELECT * FROM users WHERE account_id = ? AND email_lower = ANY(?::text[]) ORDER BY id FOR UPDATE',
       [accountId, emailsLower],
@@ -303,10 +320,10 @@ export const usersRepo = {
   },
 
   /** Inserts the rows (one shape); a row whose email exists already is skipped, not returned. */
-  async insertMany(tx: Tx, users: NewUser[], now: string): Promise<User[]> {
+  async insertMany({ tx }: { tx: Tx }, users: NewUser[], now: string): Promise<User[]> {
     if (users.length === 0) return [];
     const inserted = await insertUnnest(
-      tx,
+      { tx },
       'users',
       NEW_ROW_TYPES,
       users.map((u) => newUserRow(u, now)),
@@ -316,7 +333,11 @@ export const usersRepo = {
   },
 
   /** Writes each student's profile columns whole (utm null keeps the stored one); returns them. */
-  async updateProfiles(tx: Tx, profiles: ProfileUpdate[], now: string): Promise<User[]> {
+  async updateProfiles(
+    { tx }: { tx: Tx },
+    profiles: ProfileUpdate[],
+    now: string,
+  ): Promise<User[]> {
     if (profiles.length === 0) return [];
     const rows = profiles.map(
       (p) =>
@@ -348,7 +369,7 @@ export const usersRepo = {
    * overwritten (If-Match made atomic). Returns the rows hit.
    */
   async update(
-    tx: Tx,
+    { tx }: { tx: Tx },
     id: number,
     changes: Partial<UserFields>,
     now: string,
@@ -360,13 +381,13 @@ export const usersRepo = {
   },
 
   /** A sign-in: a new revision, but updated_at dates the profile's edits and stays. */
-  async signedIn(tx: Tx, id: number, at: { startedAt: string; lastAccessAt: string }) {
+  async signedIn({ tx }: { tx: Tx }, id: number, at: { startedAt: string; lastAccessAt: string }) {
     return tx('users')
       .where('id', id)
       .update({ ...toRow(at), revision: newRevision() });
   },
 
-  async remove(tx: Tx, id: number, revision?: string): Promise<number> {
+  async remove({ tx }: { tx: Tx }, id: number, revision?: string): Promise<number> {
     await tx('user_tags').where('user_id', id).delete();
     const q = tx('users').where('id', id);
     if (revision !== undefined) q.where('revision', revision);

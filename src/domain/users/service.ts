@@ -158,7 +158,7 @@ export class UsersService {
   }
 
   async get(accountId: number, id: number | null, tx: Tx = this.db): Promise<User> {
-    const u = id === null ? null : await repo.get(tx, accountId, id);
+    const u = id === null ? null : await repo.get({ tx }, accountId, id);
     if (!u) throw new AppError('not_found');
     return u;
   }
@@ -170,7 +170,7 @@ export class UsersService {
       createdAfter: instant('created_after', q.created_after),
       createdBefore: instant('created_before', q.created_before),
     };
-    return repo.page(tx, this.cursors, accountId, filters, q);
+    return repo.page({ tx }, this.cursors, accountId, filters, q);
   }
 
   async create(
@@ -182,10 +182,10 @@ export class UsersService {
     const now = this.clock.now().toISOString();
     const emailLower = input.email.toLowerCase();
     return inTransaction(this.db, opts.tx, async (tx) => {
-      if (await repo.findByEmail(tx, accountId, emailLower)) throw duplicateEmail();
+      if (await repo.findByEmail({ tx }, accountId, emailLower)) throw duplicateEmail();
       let created: User;
       try {
-        created = await repo.create(tx, newUser(accountId, input, document, now), now);
+        created = await repo.create({ tx }, newUser(accountId, input, document, now), now);
       } catch (err) {
         // A concurrent create won the race; nothing else may run in an aborted PG transaction.
         if (isUniqueViolation(err)) throw duplicateEmail();
@@ -210,7 +210,7 @@ export class UsersService {
     opts: { tx?: Tx } = {},
   ): Promise<{ user: User; created: boolean }> {
     return inTransaction(this.db, opts.tx, async (tx) => {
-      const found = await repo.findByEmail(tx, accountId, input.email.toLowerCase());
+      const found = await repo.findByEmail({ tx }, accountId, input.email.toLowerCase());
       if (!found) return { user: await this.create(accountId, input, { tx }), created: true };
       return {
         user: await this.update(accountId, found.id, input, undefined, { tx }),
@@ -236,7 +236,10 @@ export class UsersService {
     if (new Set(lowers).size !== lowers.length) return null;
     const now = this.clock.now().toISOString();
     const found = new Map(
-      (await repo.lockManyByEmail(tx, accountId, lowers)).map((u) => [u.email.toLowerCase(), u]),
+      (await repo.lockManyByEmail({ tx }, accountId, lowers)).map((u) => [
+        u.email.toLowerCase(),
+        u,
+      ]),
     );
     const creates: NewUser[] = [];
     const updates: ProfileUpdate[] = [];
@@ -250,10 +253,10 @@ export class UsersService {
       if (err instanceof AppError) return null; // that item fails alone, item by item
       throw err;
     }
-    const inserted = await repo.insertMany(tx, creates, now);
+    const inserted = await repo.insertMany({ tx }, creates, now);
     if (inserted.length !== creates.length) return null; // created meanwhile: rolled back
     const written = new Map(
-      [...inserted, ...(await repo.updateProfiles(tx, updates, now))].map((u) => [
+      [...inserted, ...(await repo.updateProfiles({ tx }, updates, now))].map((u) => [
         u.email.toLowerCase(),
         u,
       ]),
@@ -300,20 +303,20 @@ export class UsersService {
         ifMatch,
         check: async (u) => {
           if (input.email === undefined) return;
-          const other = await repo.findByEmail(tx, accountId, input.email.toLowerCase());
+          const other = await repo.findByEmail({ tx }, accountId, input.email.toLowerCase());
           if (other && other.id !== u.id) throw duplicateEmail();
         },
         write: async (u, guard) => {
           if (input.utm !== undefined) changes.utm = fullUtm({ ...u.utm, ...input.utm });
           try {
-            return await repo.update(tx, u.id, changes, this.clock.now().toISOString(), guard);
+            return await repo.update({ tx }, u.id, changes, this.clock.now().toISOString(), guard);
           } catch (err) {
             if (isUniqueViolation(err)) throw duplicateEmail();
             throw err;
           }
         },
       });
-      const updated = (await repo.get(tx, accountId, u.id))!;
+      const updated = (await repo.get({ tx }, accountId, u.id))!;
       const [before, after] = [userSnapshot(u), userSnapshot(updated)];
       const changed = changedFields(before, after);
       // A write that changed nothing (the same values again) is not news.
@@ -339,7 +342,7 @@ export class UsersService {
         load: () => this.get(accountId, id, tx),
         ifMatch,
         // Tags go first and roll back with the rest if the user changed meanwhile.
-        write: (u, guard) => repo.remove(tx, u.id, guard),
+        write: (u, guard) => repo.remove({ tx }, u.id, guard),
       });
       await this.events.record(tx, {
         accountId,
@@ -354,13 +357,13 @@ export class UsersService {
   /** A student by email (case-insensitive), id or document (its digits); else 404. */
   async find(accountId: number, ref: UserRef, tx: Tx = this.db): Promise<User> {
     let u: User | null = null;
-    if ('email' in ref) u = await repo.findByEmail(tx, accountId, ref.email.toLowerCase());
-    else if ('id' in ref) u = ref.id === null ? null : await repo.get(tx, accountId, ref.id);
+    if ('email' in ref) u = await repo.findByEmail({ tx }, accountId, ref.email.toLowerCase());
+    else if ('id' in ref) u = ref.id === null ? null : await repo.get({ tx }, accountId, ref.id);
     else {
       const digits = ('document' in ref ? ref.document : ref.idOrDocument).replace(/\D/g, '');
       const id = 'idOrDocument' in ref ? fromId(digits) : null;
-      if (id !== null) u = await repo.get(tx, accountId, id);
-      if (!u && digits) u = await repo.findByDocument(tx, accountId, digits);
+      if (id !== null) u = await repo.get({ tx }, accountId, id);
+      if (!u && digits) u = await repo.findByDocument({ tx }, accountId, digits);
     }
     if (!u) throw new AppError('not_found');
     return u;
@@ -372,7 +375,7 @@ export class UsersService {
     q: { tagId?: number; limit: number; cursor?: string },
     tx: Tx = this.db,
   ): Promise<PageResult<User>> {
-    return repo.pageById(tx, this.cursors, accountId, q.tagId, q);
+    return repo.pageById({ tx }, this.cursors, accountId, q.tagId, q);
   }
 
   /**
@@ -383,11 +386,11 @@ export class UsersService {
   async signInWithToken(token: string): Promise<User | null> {
     if (!token) return null;
     return transaction(this.db, async (tx) => {
-      const u = await repo.findByAutoLoginToken(tx, token);
+      const u = await repo.findByAutoLoginToken({ tx }, token);
       if (!u) return null;
       const now = this.clock.now().toISOString();
-      await repo.signedIn(tx, u.id, { startedAt: u.startedAt ?? now, lastAccessAt: now });
-      return (await repo.get(tx, u.accountId, u.id))!;
+      await repo.signedIn({ tx }, u.id, { startedAt: u.startedAt ?? now, lastAccessAt: now });
+      return (await repo.get({ tx }, u.accountId, u.id))!;
     });
   }
 }

@@ -133,15 +133,15 @@ export const deliveriesRepo = {
   map,
   mapAttempt,
 
-  insert(tx: Tx, row: Record<string, unknown>): Promise<number> {
-    return insertId(tx, 'webhook_deliveries', row);
+  insert({ tx }: { tx: Tx }, row: Record<string, unknown>): Promise<number> {
+    return insertId({ tx }, 'webhook_deliveries', row);
   },
 
   /** Inserts the rows; their ids in the same order (one statement on PostgreSQL). */
-  async insertMany(tx: Tx, rows: Record<string, unknown>[]): Promise<number[]> {
+  async insertMany({ tx }: { tx: Tx }, rows: Record<string, unknown>[]): Promise<number[]> {
     if (rows.length <= 1 || !isPostgres(tx)) {
       const ids: number[] = [];
-      for (const row of rows) ids.push(await insertId(tx, 'webhook_deliveries', row));
+      for (const row of rows) ids.push(await insertId({ tx }, 'webhook_deliveries', row));
       return ids;
     }
     // The sequence numbers the rows in the order they are listed.
@@ -149,18 +149,18 @@ export const deliveriesRepo = {
     return returned.map((r: { id: unknown }) => Number(r.id)).sort((a: number, b: number) => a - b);
   },
 
-  async get(tx: Tx, id: number): Promise<Delivery | null> {
-    const r = await firstRow(tx, 'SELECT * FROM webhook_deliveries WHERE id = ?', [id]);
+  async get({ tx }: { tx: Tx }, id: number): Promise<Delivery | null> {
+    const r = await firstRow({ tx }, 'SELECT * FROM webhook_deliveries WHERE id = ?', [id]);
     return r ? map(r) : null;
   },
 
   /** The deliveries with these ids (any order; those gone are missing). */
-  async getMany(tx: Tx, ids: number[]): Promise<Delivery[]> {
+  async getMany({ tx }: { tx: Tx }, ids: number[]): Promise<Delivery[]> {
     // SQLite: cached prepared statements, one a row, cost less than one statement knex builds.
     if (ids.length === 1 || !isPostgres(tx)) {
       const out: Delivery[] = [];
       for (const id of ids) {
-        const d = await deliveriesRepo.get(tx, id);
+        const d = await deliveriesRepo.get({ tx }, id);
         if (d) out.push(d);
       }
       return out;
@@ -171,21 +171,21 @@ export const deliveriesRepo = {
 
   /** Each delivery with its own values of the same columns (one statement on PostgreSQL). */
   updateEach(
-    tx: Tx,
+    { tx }: { tx: Tx },
     rows: { id: number; values: Record<string, unknown> }[],
     owner?: (id: number) => string,
   ): Promise<number> {
     if (rows.length === 0) return Promise.resolve(0);
     const columns = Object.keys(rows[0]!.values);
     const types = Object.fromEntries(columns.map((c) => [c, COLUMN_TYPES[c] ?? 'text']));
-    if (!owner) return updateRows(tx, 'webhook_deliveries', types, rows);
+    if (!owner) return updateRows({ tx }, 'webhook_deliveries', types, rows);
     const guarded = rows.map((r) => ({ ...r, guardValue: owner(r.id) }));
-    return updateRows(tx, 'webhook_deliveries', types, guarded, 'lease_owner');
+    return updateRows({ tx }, 'webhook_deliveries', types, guarded, 'lease_owner');
   },
 
-  async getOf(tx: Tx, endpointId: number, id: number): Promise<Delivery | null> {
+  async getOf({ tx }: { tx: Tx }, endpointId: number, id: number): Promise<Delivery | null> {
     const r = await firstRow(
-      tx,
+      { tx },
       'SELECT * FROM webhook_deliveries WHERE endpoint_id = ? AND id = ?',
       [endpointId, id],
     );
@@ -193,13 +193,19 @@ export const deliveriesRepo = {
   },
 
   /** One page of the endpoint's deliveries, newest first by default. */
-  page(tx: Tx, cursors: CursorCodec, endpointId: number, f: DeliveryFilters, p: PageParams) {
-    const query = deliveriesRepo.listQuery(tx, endpointId, f);
+  page(
+    { tx }: { tx: Tx },
+    cursors: CursorCodec,
+    endpointId: number,
+    f: DeliveryFilters,
+    p: PageParams,
+  ) {
+    const query = deliveriesRepo.listQuery({ tx }, endpointId, f);
     return deliveryPages(query, cursors, { ...p, of: [endpointId], filters: { ...f } });
   },
 
   /** Unordered: paginate adds the keyset condition and ORDER BY. */
-  listQuery(tx: Tx, endpointId: number, f: DeliveryFilters) {
+  listQuery({ tx }: { tx: Tx }, endpointId: number, f: DeliveryFilters) {
     const q = tx('webhook_deliveries').where('endpoint_id', endpointId);
     if (f.status !== undefined) q.where('status', f.status);
     if (f.eventId !== undefined) q.where('event_id', f.eventId ?? 0);
@@ -210,12 +216,17 @@ export const deliveriesRepo = {
   },
 
   /** A prepared statement per set of columns (a handful of call sites). */
-  update(tx: Tx, id: number, changes: Record<string, unknown>, owner?: string): Promise<number> {
+  update(
+    { tx }: { tx: Tx },
+    id: number,
+    changes: Record<string, unknown>,
+    owner?: string,
+  ): Promise<number> {
     const columns = Object.keys(changes).filter((c) => changes[c] !== undefined);
     const values = columns.map((c) => changes[c]);
     if (owner === undefined)
-      return execute(tx, updateSql('webhook_deliveries', columns), [...values, id]);
-    return execute(tx, updateSql('webhook_deliveries', columns, 'id = ? AND lease_owner = ?'), [
+      return execute({ tx }, updateSql('webhook_deliveries', columns), [...values, id]);
+    return execute({ tx }, updateSql('webhook_deliveries', columns, 'id = ? AND lease_owner = ?'), [
       ...values,
       id,
       owner,
@@ -223,9 +234,9 @@ export const deliveriesRepo = {
   },
 
   /** Attempts of the endpoint under way (an expired lease is a worker that died). */
-  async inFlight(tx: Tx, endpointId: number, now: string): Promise<number> {
+  async inFlight({ tx }: { tx: Tx }, endpointId: number, now: string): Promise<number> {
     const r = await firstRow<{ n: unknown }>(
-      tx,
+      { tx },
       "SELECT COUNT(*) AS n FROM webhook_deliveries WHERE endpoint_id = ? AND status = 'in_progress' AND lease_until > ?",
       [endpointId, now],
     );
@@ -233,9 +244,14 @@ export const deliveriesRepo = {
   },
 
   /** waiting(), whole rows. */
-  async waitingRows(tx: Tx, endpointId: number, limit: number, now: string): Promise<Delivery[]> {
+  async waitingRows(
+    { tx }: { tx: Tx },
+    endpointId: number,
+    limit: number,
+    now: string,
+  ): Promise<Delivery[]> {
     const rows = await allRows(
-      tx,
+      { tx },
       'SELECT * FROM webhook_deliveries WHERE endpoint_id = ? AND waiting = ? AND due_at <= ? ' +
         'ORDER BY due_at, id LIMIT ?',
       [endpointId, true, now, limit],
@@ -244,11 +260,16 @@ export const deliveriesRepo = {
   },
 
   /** Up to `limit` deliveries that wait for a free slot of the endpoint, longest waiting first. */
-  async waiting(tx: Tx, endpointId: number, limit: number, now: string): Promise<number[]> {
+  async waiting(
+    { tx }: { tx: Tx },
+    endpointId: number,
+    limit: number,
+    now: string,
+  ): Promise<number[]> {
     // The (endpoint, waiting, due_at, id) index (migration 013) walks only this endpoint's
     // waiting rows, in order: neither another endpoint's backlog nor this one's history.
     const rows = await allRows<{ id: unknown }>(
-      tx,
+      { tx },
       'SELECT id FROM webhook_deliveries WHERE endpoint_id = ? AND waiting = ? AND due_at <= ? ' +
         'ORDER BY due_at, id LIMIT ?',
       [endpointId, true, now, limit],
@@ -257,10 +278,15 @@ export const deliveriesRepo = {
   },
 
   /** Takes them: they no longer wait (whoever claims them next finds the endpoint full or not). */
-  async takeWaiting(tx: Tx, endpointId: number, limit: number, now: string): Promise<number[]> {
-    const ids = await deliveriesRepo.waiting(tx, endpointId, limit, now);
+  async takeWaiting(
+    { tx }: { tx: Tx },
+    endpointId: number,
+    limit: number,
+    now: string,
+  ): Promise<number[]> {
+    const ids = await deliveriesRepo.waiting({ tx }, endpointId, limit, now);
     for (const id of ids)
-      await execute(tx, updateSql('webhook_deliveries', ['waiting', 'updated_at']), [
+      await execute({ tx }, updateSql('webhook_deliveries', ['waiting', 'updated_at']), [
         false,
         now,
         id,
@@ -269,7 +295,7 @@ export const deliveriesRepo = {
   },
 
   /** The endpoint was disabled or deleted: nothing more is sent (attempts under way finish). */
-  cancelOpen(tx: Tx, endpointId: number, now: string): Promise<number> {
+  cancelOpen({ tx }: { tx: Tx }, endpointId: number, now: string): Promise<number> {
     return tx('webhook_deliveries')
       .where('endpoint_id', endpointId)
       .whereIn('status', ['pending', 'failed'])
@@ -284,7 +310,7 @@ export const deliveriesRepo = {
   },
 
   /** Deliveries that need a worker now: due attempts, replays, leases of dead workers. */
-  async due(tx: Tx, now: string, limit: number): Promise<number[]> {
+  async due({ tx }: { tx: Tx }, now: string, limit: number): Promise<number[]> {
     // Not the waiting ones (see waitingEndpoints): a full endpoint's backlog, due since it was
     // recorded, would fill every sweep and hide other endpoints' retries and expired leases.
     const ids = await tx('webhook_deliveries')
@@ -297,7 +323,7 @@ export const deliveriesRepo = {
   },
 
   /** The endpoints that have deliveries waiting for a slot (one row per endpoint). */
-  async waitingEndpoints(tx: Tx): Promise<number[]> {
+  async waitingEndpoints({ tx }: { tx: Tx }): Promise<number[]> {
     const ids = await tx('webhook_endpoints')
       .whereNull('deleted_at')
       .whereExists((q) =>
@@ -313,7 +339,7 @@ export const deliveriesRepo = {
 
   /** Deliveries of the endpoint whose event matches a replay request, oldest event first. */
   async replayable(
-    tx: Tx,
+    { tx }: { tx: Tx },
     endpointId: number,
     f: ReplayFilters,
     limit: number,
@@ -333,19 +359,19 @@ export const deliveriesRepo = {
 
   // ---- attempts ----
 
-  insertAttempt(tx: Tx, row: Record<string, unknown>): Promise<number> {
-    return insertId(tx, 'webhook_attempts', row);
+  insertAttempt({ tx }: { tx: Tx }, row: Record<string, unknown>): Promise<number> {
+    return insertId({ tx }, 'webhook_attempts', row);
   },
 
   /** Several attempts (rows of one shape) in one statement on PostgreSQL. */
-  async insertAttempts(tx: Tx, rows: Record<string, unknown>[]): Promise<void> {
-    if (isPostgres(tx)) return insertMany(tx, 'webhook_attempts', rows);
-    for (const row of rows) await insertId(tx, 'webhook_attempts', row);
+  async insertAttempts({ tx }: { tx: Tx }, rows: Record<string, unknown>[]): Promise<void> {
+    if (isPostgres(tx)) return insertMany({ tx }, 'webhook_attempts', rows);
+    for (const row of rows) await insertId({ tx }, 'webhook_attempts', row);
   },
 
-  async attempt(tx: Tx, deliveryId: number, number: number): Promise<Attempt | null> {
+  async attempt({ tx }: { tx: Tx }, deliveryId: number, number: number): Promise<Attempt | null> {
     const r = await firstRow(
-      tx,
+      { tx },
       'SELECT * FROM webhook_attempts WHERE delivery_id = ? AND number = ?',
       [deliveryId, number],
     );
@@ -353,7 +379,7 @@ export const deliveriesRepo = {
   },
 
   /** The last attempt of each delivery given (a page of the list). */
-  async lastAttempts(tx: Tx, deliveries: Delivery[]): Promise<Map<number, Attempt>> {
+  async lastAttempts({ tx }: { tx: Tx }, deliveries: Delivery[]): Promise<Map<number, Attempt>> {
     const tried = deliveries.filter((d) => d.attemptsCount > 0);
     const out = new Map<number, Attempt>();
     if (tried.length === 0) return out;

@@ -78,9 +78,9 @@ export class WebhookDeliveries {
       createdAfter: instantParam('created_after', q.created_after),
       createdBefore: instantParam('created_before', q.created_before),
     };
-    const page = await deliveriesRepo.page(this.db, this.cursors, endpoint.id, filters, q);
+    const page = await deliveriesRepo.page({ tx: this.db }, this.cursors, endpoint.id, filters, q);
     const rows = page.rows;
-    const last = await deliveriesRepo.lastAttempts(this.db, rows);
+    const last = await deliveriesRepo.lastAttempts({ tx: this.db }, rows);
     return { rows, page: page.page, endpoint, last };
   }
 
@@ -91,10 +91,12 @@ export class WebhookDeliveries {
   ): Promise<{ endpoint: Endpoint; delivery: Delivery; last: Attempt | null }> {
     const endpoint = await this.endpoint(accountId, endpointId);
     const d =
-      deliveryId === null ? null : await deliveriesRepo.getOf(this.db, endpoint.id, deliveryId);
+      deliveryId === null
+        ? null
+        : await deliveriesRepo.getOf({ tx: this.db }, endpoint.id, deliveryId);
     if (!d) throw new AppError('not_found');
     const last = d.attemptsCount
-      ? await deliveriesRepo.attempt(this.db, d.id, d.attemptsCount)
+      ? await deliveriesRepo.attempt({ tx: this.db }, d.id, d.attemptsCount)
       : null;
     return { endpoint, delivery: d, last };
   }
@@ -106,7 +108,7 @@ export class WebhookDeliveries {
     number: number,
   ): Promise<Attempt> {
     const { delivery } = await this.get(accountId, endpointId, deliveryId);
-    const a = await deliveriesRepo.attempt(this.db, delivery.id, number);
+    const a = await deliveriesRepo.attempt({ tx: this.db }, delivery.id, number);
     if (!a) throw new AppError('not_found');
     return a;
   }
@@ -142,7 +144,7 @@ export class WebhookDeliveries {
             },
           ],
         });
-      const found = await deliveriesRepo.replayable(tx, endpoint.id, filters, MAX_REPLAY + 1);
+      const found = await deliveriesRepo.replayable({ tx }, endpoint.id, filters, MAX_REPLAY + 1);
       if (found.length === 0)
         throw new AppError('domain_rule_violation', {
           details: [

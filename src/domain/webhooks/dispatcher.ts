@@ -146,7 +146,7 @@ export class WebhookDispatcher {
     let claims: Claim[];
     try {
       claims = await transaction(this.db, (tx) =>
-        this.claimMany(tx, deliveryId, endpointId, slots),
+        this.claimMany({ tx }, deliveryId, endpointId, slots),
       );
     } catch (err) {
       for (let i = 0; i < slots; i++) this.release();
@@ -167,18 +167,18 @@ export class WebhookDispatcher {
 
   /** The delivery, then up to `max` in all with those waiting longest for a slot of its endpoint. */
   private async claimMany(
-    tx: Tx,
+    { tx }: { tx: Tx },
     deliveryId: number,
     endpointId: number | undefined,
     max: number,
   ): Promise<Claim[]> {
-    const id = endpointId ?? (await repo.get(tx, deliveryId))?.endpointId;
+    const id = endpointId ?? (await repo.get({ tx }, deliveryId))?.endpointId;
     if (id === undefined) return [];
     // PostgreSQL: the endpoint's row lock, held to the end of this transaction.
-    const endpoint = await endpointsRepo.lockRow(tx, id);
+    const endpoint = await endpointsRepo.lockRow({ tx }, id);
     if (!endpoint) return [];
-    const first = await repo.get(tx, deliveryId);
-    return this.claimFrom(tx, endpoint, first?.endpointId === endpoint.id ? [first] : [], max);
+    const first = await repo.get({ tx }, deliveryId);
+    return this.claimFrom({ tx }, endpoint, first?.endpointId === endpoint.id ? [first] : [], max);
   }
 
   /**
@@ -190,26 +190,27 @@ export class WebhookDispatcher {
    * transaction, looks again after its commit (so one that started waiting meanwhile is seen).
    */
   private async nothingToDo(deliveryId: number): Promise<boolean> {
-    const d = await repo.get(this.db, deliveryId);
+    const d = await repo.get({ tx: this.db }, deliveryId);
     if (!d) return true;
     const now = this.iso();
     const { replay, automatic } = dueness(d, now);
     const due = replay || automatic;
-    if ((await repo.inFlight(this.db, d.endpointId, now)) >= PER_ENDPOINT) return d.waiting || !due;
+    if ((await repo.inFlight({ tx: this.db }, d.endpointId, now)) >= PER_ENDPOINT)
+      return d.waiting || !due;
     // A free slot: this delivery, or those waiting there (a fan-out job stands for all the
     // deliveries its transaction recorded for the endpoint).
     if (due || d.waiting) return false;
-    return (await repo.waiting(this.db, d.endpointId, 1, now)).length === 0;
+    return (await repo.waiting({ tx: this.db }, d.endpointId, 1, now)).length === 0;
   }
 
   /** Every delivery due by the clock; with `wait`, resolves when their attempts have finished. */
   async runDue(options: { wait?: boolean; limit?: number } = {}): Promise<number> {
     const now = this.iso();
-    const ids = await repo.due(this.db, now, options.limit ?? 500);
+    const ids = await repo.due({ tx: this.db }, now, options.limit ?? 500);
     // Each endpoint with deliveries waiting: its longest-waiting one (a claim takes what slots
     // are free); the rest follow as attempts finish.
-    for (const endpointId of await repo.waitingEndpoints(this.db))
-      ids.push(...(await repo.waiting(this.db, endpointId, 1, now)));
+    for (const endpointId of await repo.waitingEndpoints({ tx: this.db }))
+      ids.push(...(await repo.waiting({ tx: this.db }, endpointId, 1, now)));
     const runs: Promise<void>[] = [];
     for (const id of ids) {
       const started = await this.dispatch(id);
@@ -249,7 +250,7 @@ export class WebhookDispatcher {
    * update of the claimed rows, whatever their number.
    */
   private async claimFrom(
-    tx: Tx,
+    { tx }: { tx: Tx },
     endpoint: Endpoint,
     first: Delivery[],
     max: number,
@@ -258,7 +259,7 @@ export class WebhookDispatcher {
     const live = endpoint.status === 'enabled' && !endpoint.deletedAt;
     const claims: Claim[] = [];
     const seen = new Set<number>();
-    let inFlight = live ? await repo.inFlight(tx, endpoint.id, now) : 0;
+    let inFlight = live ? await repo.inFlight({ tx }, endpoint.id, now) : 0;
     let secrets: string[] | undefined;
     let candidates = first;
     for (;;) {
@@ -274,7 +275,7 @@ export class WebhookDispatcher {
         const { prior, open, replay, automatic, abandoned } = dueness(d, now);
         // Nothing to claim: it waits for nothing either.
         if (!replay && !automatic) flag(d, false);
-        else if (!live) await this.close(tx, d.id, open ? 'canceled' : prior, now);
+        else if (!live) await this.close({ tx }, d.id, open ? 'canceled' : prior, now);
         else if (inFlight >= PER_ENDPOINT) {
           flag(d, true);
           full = true;
@@ -287,7 +288,7 @@ export class WebhookDispatcher {
       const events = new Map(
         (
           await eventsRepo.getMany(
-            tx,
+            { tx },
             endpoint.accountId,
             picked.map((p) => p.d.eventId),
           )
@@ -303,7 +304,7 @@ export class WebhookDispatcher {
           inFlight--;
           continue;
         }
-        secrets ??= await this.secrets(tx, endpoint, now);
+        secrets ??= await this.secrets({ tx }, endpoint, now);
         const owner = randomHex(8);
         claimed.push({
           id: d.id,
@@ -333,17 +334,17 @@ export class WebhookDispatcher {
           secrets,
         });
       }
-      await repo.updateEach(tx, claimed);
-      await repo.updateEach(tx, waitingFlags);
+      await repo.updateEach({ tx }, claimed);
+      await repo.updateEach({ tx }, waitingFlags);
       if (full || !live || claims.length >= max) return claims;
-      const more = await repo.waitingRows(tx, endpoint.id, max - claims.length, now);
+      const more = await repo.waitingRows({ tx }, endpoint.id, max - claims.length, now);
       candidates = more.filter((d) => !seen.has(d.id));
       if (candidates.length === 0) return claims;
     }
   }
 
-  private async close(tx: Tx, id: number, status: DeliveryStatus, now: string) {
-    await repo.update(tx, id, {
+  private async close({ tx }: { tx: Tx }, id: number, status: DeliveryStatus, now: string) {
+    await repo.update({ tx }, id, {
       status,
       next_attempt_at: null,
       due_at: null,
@@ -357,8 +358,8 @@ export class WebhookDispatcher {
   }
 
   /** The secrets signing now (read at every claim: rotations apply at once), opened once each. */
-  private async secrets(tx: Tx, endpoint: Endpoint, now: string): Promise<string[]> {
-    const rows = await endpointsRepo.activeSecrets(tx, endpoint.id, now);
+  private async secrets({ tx }: { tx: Tx }, endpoint: Endpoint, now: string): Promise<string[]> {
+    const rows = await endpointsRepo.activeSecrets({ tx }, endpoint.id, now);
     return rows.map((r) => {
       const key = `${endpoint.id}:${r.sealed}`;
       let secret = this.opened.get(key);
@@ -395,7 +396,7 @@ export class WebhookDispatcher {
     const { next, woken, look } = await this.record(claim, result);
     // Nothing was waiting when this transaction looked; one that started waiting since (without
     // the lock: nothingToDo) is seen now.
-    if (look) woken.push(...(await repo.waiting(this.db, claim.endpointId, 1, this.iso())));
+    if (look) woken.push(...(await repo.waiting({ tx: this.db }, claim.endpointId, 1, this.iso())));
     // Straight to the next attempt in this process, without a trip through the job queue. Should
     // the process stop first, the delivery is still due and the minute sweep claims it.
     for (const id of woken)
@@ -429,7 +430,7 @@ export class WebhookDispatcher {
         // The receiver has answered: should the database be away, the outcome waits for it
         // (while the lease lasts) rather than be lost and the delivery sent again.
         const { next, woken, look } = await whileAway(
-          () => transaction(this.db, (tx) => this.finish(tx, batch, handOver)),
+          () => transaction(this.db, (tx) => this.finish({ tx }, batch, handOver)),
           { maxMs: LEASE_MS, stop: () => this.closing },
         );
         // Each finished attempt's slot takes one next claim; the first also wakes what is woken.
@@ -449,14 +450,14 @@ export class WebhookDispatcher {
    * slots' next attempts); otherwise they are returned in `woken`, for dispatch() to claim.
    */
   private async finish(
-    tx: Tx,
+    { tx }: { tx: Tx },
     outcomes: { claim: Claim; result: SendResult }[],
     handOver: boolean,
   ): Promise<{ next: Claim[]; woken: number[]; look: boolean }> {
     const none = { next: [], woken: [], look: false };
-    const endpoint = (await endpointsRepo.lockRow(tx, outcomes[0]!.claim.endpointId))!;
+    const endpoint = (await endpointsRepo.lockRow({ tx }, outcomes[0]!.claim.endpointId))!;
     const found = await repo.getMany(
-      tx,
+      { tx },
       outcomes.map((o) => o.claim.deliveryId),
     );
     const deliveries = new Map(found.map((d) => [d.id, d]));
@@ -478,12 +479,12 @@ export class WebhookDispatcher {
       let next: string | null = null;
       if (result.httpStatus === 410 && live) {
         // Gone: the receiver asks us to stop. The endpoint is disabled, its deliveries canceled.
-        await endpointsRepo.update(tx, endpoint.id, {
+        await endpointsRepo.update({ tx }, endpoint.id, {
           status: 'disabled',
           disabled_reason: 'endpoint_gone',
           updated_at: iso,
         });
-        await repo.cancelOpen(tx, endpoint.id, iso);
+        await repo.cancelOpen({ tx }, endpoint.id, iso);
         live = false;
       }
       if (is2xx(result.httpStatus)) status = 'delivered';
@@ -531,8 +532,8 @@ export class WebhookDispatcher {
       });
       if (more || (next && status === 'failed')) jobs.push({ more, next, id: d.id });
     }
-    await repo.insertAttempts(tx, attempts);
-    await repo.updateEach(tx, updates, (id) => owners.get(id)!);
+    await repo.insertAttempts({ tx }, attempts);
+    await repo.updateEach({ tx }, updates, (id) => owners.get(id)!);
     for (const job of jobs) {
       const payload = { delivery_id: job.id, endpoint_id: endpoint.id };
       if (job.more) await this.jobs.enqueue(tx, DELIVER_TASK, payload);
@@ -544,12 +545,12 @@ export class WebhookDispatcher {
     // attempts and the next process's sweep; taking them here would only drop them from the line.
     if (this.closing) return none;
     if (!handOver) {
-      const woken = await repo.takeWaiting(tx, endpoint.id, 1, iso);
+      const woken = await repo.takeWaiting({ tx }, endpoint.id, 1, iso);
       return { next: [], woken, look: woken.length === 0 };
     }
     // Claimed here, under the lock this transaction holds. Whatever is not claimed here is looked
     // for again after the commit.
-    const next = await this.claimFrom(tx, endpoint, [], updates.length);
+    const next = await this.claimFrom({ tx }, endpoint, [], updates.length);
     return { next, woken: [], look: next.length === 0 };
   }
 }

@@ -29,8 +29,8 @@ export class WebhookFanOut {
   }
 
   /** In the recording transaction: one delivery and one job per matching endpoint. */
-  async fanOut(tx: Tx, event: Event): Promise<void> {
-    await this.fanOutMany(tx, [event]);
+  async fanOut({ tx }: { tx: Tx }, event: Event): Promise<void> {
+    await this.fanOutMany({ tx }, [event]);
   }
 
   /**
@@ -38,11 +38,11 @@ export class WebhookFanOut {
    * multi-row insert, and one job per endpoint and transaction, as for events recorded one by one
    * in one transaction.
    */
-  async fanOutMany(tx: Tx, events: Event[]): Promise<void> {
+  async fanOutMany({ tx }: { tx: Tx }, events: Event[]): Promise<void> {
     const visible = events.filter((e) => this.catalog.currentOf(e.type)?.visibility === 'public');
     for (const accountId of new Set(visible.map((e) => e.accountId))) {
-      if (!(await endpointsRepo.anyEnabled(tx, accountId))) continue;
-      const endpoints = await endpointsRepo.enabled(tx, accountId);
+      if (!(await endpointsRepo.anyEnabled({ tx }, accountId))) continue;
+      const endpoints = await endpointsRepo.enabled({ tx }, accountId);
       const now = this.clock.now();
       const rows: Record<string, unknown>[] = [];
       for (const event of visible.filter((e) => e.accountId === accountId))
@@ -66,7 +66,7 @@ export class WebhookFanOut {
               created_at: now.toISOString(),
               updated_at: now.toISOString(),
             });
-      const ids = await repo.insertMany(tx, rows);
+      const ids = await repo.insertMany({ tx }, rows);
       // One job per endpoint and transaction: it claims its first delivery and fills the
       // endpoint's free slots with the deliveries waiting there, the others this transaction
       // recorded too. (A savepoint has a handle of its own: a job rolled back with one is not
@@ -85,11 +85,11 @@ export class WebhookFanOut {
 
   /** A replay of one delivery (an item of a webhook.replay operation), in its transaction. */
   async requestReplay(
-    tx: Tx,
+    { tx }: { tx: Tx },
     accountId: number,
     deliveryId: number | null,
   ): Promise<{ eventId: number }> {
-    const d = deliveryId === null ? null : await repo.get(tx, deliveryId);
+    const d = deliveryId === null ? null : await repo.get({ tx }, deliveryId);
     // Gone with its event (past the retention) since the replay was requested.
     if (!d || d.accountId !== accountId) throw new AppError('not_found');
     const changes: Record<string, unknown> = {
@@ -98,7 +98,7 @@ export class WebhookFanOut {
     };
     // An attempt under way keeps its lease as due_at; it enqueues the replay when it finishes.
     if (d.status !== 'in_progress') changes.due_at = this.iso();
-    await repo.update(tx, d.id, changes);
+    await repo.update({ tx }, d.id, changes);
     if (d.status !== 'in_progress')
       await this.jobs.enqueue(tx, DELIVER_TASK, { delivery_id: d.id, endpoint_id: d.endpointId });
     return { eventId: d.eventId };

@@ -59,12 +59,12 @@ const endpointPages = pages({
 export const endpointsRepo = {
   map,
 
-  insert(tx: Tx, row: Record<string, unknown>): Promise<number> {
-    return insertId(tx, 'webhook_endpoints', row);
+  insert({ tx }: { tx: Tx }, row: Record<string, unknown>): Promise<number> {
+    return insertId({ tx }, 'webhook_endpoints', row);
   },
 
   /** How many endpoints the account has (deleted ones do not count). */
-  async count(tx: Tx, accountId: number): Promise<number> {
+  async count({ tx }: { tx: Tx }, accountId: number): Promise<number> {
     const r = await tx('webhook_endpoints')
       .where('account_id', accountId)
       .whereNull('deleted_at')
@@ -74,9 +74,9 @@ export const endpointsRepo = {
   },
 
   /** An endpoint of the account, not deleted. */
-  async get(tx: Tx, accountId: number, id: number): Promise<Endpoint | null> {
+  async get({ tx }: { tx: Tx }, accountId: number, id: number): Promise<Endpoint | null> {
     const r = await firstRow(
-      tx,
+      { tx },
       'SELECT * FROM webhook_endpoints WHERE account_id = ? AND id = ? AND deleted_at IS NULL',
       [accountId, id],
     );
@@ -84,8 +84,8 @@ export const endpointsRepo = {
   },
 
   /** Any endpoint, deleted or not (deliveries in flight). */
-  async byId(tx: Tx, id: number): Promise<Endpoint | null> {
-    const r = await firstRow(tx, 'SELECT * FROM webhook_endpoints WHERE id = ?', [id]);
+  async byId({ tx }: { tx: Tx }, id: number): Promise<Endpoint | null> {
+    const r = await firstRow({ tx }, 'SELECT * FROM webhook_endpoints WHERE id = ?', [id]);
     return r ? map(r) : null;
   },
 
@@ -94,38 +94,46 @@ export const endpointsRepo = {
    * and finishes of its deliveries take turns (its concurrency limit holds across instances).
    * SQLite runs transactions one at a time anyway.
    */
-  async lockRow(tx: Tx, id: number): Promise<Endpoint | null> {
+  async lockRow({ tx }: { tx: Tx }, id: number): Promise<Endpoint | null> {
     const r = isPostgres(tx)
-      ? await firstRow(tx, 'SELECT * FROM webhook_endpoints WHERE id = ? FOR NO KEY UPDATE', [id])
-      : await firstRow(tx, 'SELECT * FROM webhook_endpoints WHERE id = ?', [id]);
+      ? await firstRow({ tx }, 'SELECT * FROM webhook_endpoints WHERE id = ? FOR NO KEY UPDATE', [
+          id,
+        ])
+      : await firstRow({ tx }, 'SELECT * FROM webhook_endpoints WHERE id = ?', [id]);
     return r ? map(r) : null;
   },
 
   /** One page of the account's endpoints (not deleted), newest first. */
-  page(tx: Tx, cursors: CursorCodec, accountId: number, f: { status?: string }, p: PageParams) {
-    const query = endpointsRepo.listQuery(tx, accountId, f.status);
+  page(
+    { tx }: { tx: Tx },
+    cursors: CursorCodec,
+    accountId: number,
+    f: { status?: string },
+    p: PageParams,
+  ) {
+    const query = endpointsRepo.listQuery({ tx }, accountId, f.status);
     return endpointPages(query, cursors, { ...p, of: [accountId], filters: f });
   },
 
-  listQuery(tx: Tx, accountId: number, status: string | undefined) {
+  listQuery({ tx }: { tx: Tx }, accountId: number, status: string | undefined) {
     const q = tx('webhook_endpoints').where('account_id', accountId).whereNull('deleted_at');
     if (status !== undefined) q.where('status', status);
     return q.select('*');
   },
 
   /** Cheap test on every recorded event: most accounts have no endpoint. */
-  async anyEnabled(tx: Tx, accountId: number): Promise<boolean> {
+  async anyEnabled({ tx }: { tx: Tx }, accountId: number): Promise<boolean> {
     const r = await firstRow(
-      tx,
+      { tx },
       "SELECT 1 AS x FROM webhook_endpoints WHERE account_id = ? AND status = 'enabled' AND deleted_at IS NULL LIMIT 1",
       [accountId],
     );
     return r !== undefined;
   },
 
-  async enabled(tx: Tx, accountId: number): Promise<Endpoint[]> {
+  async enabled({ tx }: { tx: Tx }, accountId: number): Promise<Endpoint[]> {
     const rows = await allRows(
-      tx,
+      { tx },
       "SELECT * FROM webhook_endpoints WHERE account_id = ? AND status = 'enabled' AND deleted_at IS NULL ORDER BY id",
       [accountId],
     );
@@ -133,7 +141,7 @@ export const endpointsRepo = {
   },
 
   /** With `revision`, only that revision is overwritten (If-Match made atomic). */
-  update(tx: Tx, id: number, changes: Record<string, unknown>, revision?: string) {
+  update({ tx }: { tx: Tx }, id: number, changes: Record<string, unknown>, revision?: string) {
     const q = tx('webhook_endpoints').where('id', id).whereNull('deleted_at');
     if (revision !== undefined) q.where('revision', revision);
     return q.update(changes);
@@ -141,8 +149,13 @@ export const endpointsRepo = {
 
   // ---- secrets ----
 
-  insertSecret(tx: Tx, endpointId: number, sealed: string, now: string): Promise<number> {
-    return insertId(tx, 'webhook_secrets', {
+  insertSecret(
+    { tx }: { tx: Tx },
+    endpointId: number,
+    sealed: string,
+    now: string,
+  ): Promise<number> {
+    return insertId({ tx }, 'webhook_secrets', {
       endpoint_id: endpointId,
       sealed,
       created_at: now,
@@ -156,7 +169,7 @@ export const endpointsRepo = {
    * two active) sign no more than that.
    */
   activeSecrets(
-    tx: Tx,
+    { tx }: { tx: Tx },
     endpointIds: number | number[],
     now: string,
   ): Promise<
@@ -165,7 +178,7 @@ export const endpointsRepo = {
     const ids = Array.isArray(endpointIds) ? endpointIds : [endpointIds];
     if (!ids.length) return Promise.resolve([]);
     return allRows(
-      tx,
+      { tx },
       `SELECT id, endpoint_id, sealed, created_at, expires_at FROM (
          SELECT s.*, ROW_NUMBER() OVER (PARTITION BY endpoint_id ORDER BY id DESC) AS n
          FROM webhook_secrets s
@@ -181,9 +194,14 @@ export const endpointsRepo = {
    * `until`; a secret still in an earlier rotation's overlap stops `now`, so at most the new
    * secret and the one it replaces sign.
    */
-  async expireSecrets(tx: Tx, endpointId: number, now: string, until: string): Promise<void> {
+  async expireSecrets(
+    { tx }: { tx: Tx },
+    endpointId: number,
+    now: string,
+    until: string,
+  ): Promise<void> {
     const current = await firstRow(
-      tx,
+      { tx },
       'SELECT id FROM webhook_secrets WHERE endpoint_id = ? AND (expires_at IS NULL OR expires_at > ?) ORDER BY id DESC LIMIT 1',
       [endpointId, now],
     );

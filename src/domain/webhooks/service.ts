@@ -109,21 +109,21 @@ export class WebhooksService {
   }
 
   async get(accountId: number, id: number | null, tx: Tx = this.db): Promise<Endpoint> {
-    const e = id === null ? null : await repo.get(tx, accountId, id);
+    const e = id === null ? null : await repo.get({ tx }, accountId, id);
     if (!e) throw new AppError('not_found');
     return e;
   }
 
   /** With the secrets that sign its deliveries now (what GET shows). */
   async read(accountId: number, id: number | null): Promise<Endpoint> {
-    return (await this.withSecrets(this.db, [await this.get(accountId, id)]))[0]!;
+    return (await this.withSecrets({ tx: this.db }, [await this.get(accountId, id)]))[0]!;
   }
 
   /** Each endpoint with `signingSecrets`: the hint (`whsec_` and 4 characters) of each one. */
-  private async withSecrets(tx: Tx, endpoints: Endpoint[]): Promise<Endpoint[]> {
+  private async withSecrets({ tx }: { tx: Tx }, endpoints: Endpoint[]): Promise<Endpoint[]> {
     const now = this.clock.now().toISOString();
     const rows = await repo.activeSecrets(
-      tx,
+      { tx },
       endpoints.map((e) => e.id),
       now,
     );
@@ -148,13 +148,13 @@ export class WebhooksService {
   ): Promise<PageResult<Endpoint>> {
     const { limit, cursor } = q;
     const page = await repo.page(
-      this.db,
+      { tx: this.db },
       this.cursors,
       accountId,
       { status: q.status },
       { limit, cursor },
     );
-    return { rows: await this.withSecrets(this.db, page.rows), page: page.page };
+    return { rows: await this.withSecrets({ tx: this.db }, page.rows), page: page.page };
   }
 
   /** Registers an endpoint; its signing secret is returned here and never again. */
@@ -172,27 +172,30 @@ export class WebhooksService {
     const now = this.clock.now().toISOString();
     const secret = newSigningSecret();
     return inTransaction(this.db, opts.tx, async (tx) => {
-      await lockAccountScope(tx, 'webhook_endpoints', accountId);
-      if ((await repo.count(tx, accountId)) >= MAX_ENDPOINTS)
+      await lockAccountScope({ tx }, 'webhook_endpoints', accountId);
+      if ((await repo.count({ tx }, accountId)) >= MAX_ENDPOINTS)
         throw rejection(
           'plan_limit_reached',
           'webhook_endpoints',
           `An account has at most ${MAX_ENDPOINTS} webhooks: delete one first.`,
         );
-      const id = await repo.insert(tx, {
-        account_id: accountId,
-        url,
-        description: input.description?.trim() || null,
-        event_types: JSON.stringify(eventTypes),
-        payload_version: payloadVersion,
-        status: 'enabled',
-        disabled_reason: null,
-        revision: newRevision(),
-        created_at: now,
-        updated_at: now,
-      });
-      await repo.insertSecret(tx, id, seal(this.secretsKey, secret, secretContext(id)), now);
-      const [endpoint] = await this.withSecrets(tx, [(await repo.get(tx, accountId, id))!]);
+      const id = await repo.insert(
+        { tx },
+        {
+          account_id: accountId,
+          url,
+          description: input.description?.trim() || null,
+          event_types: JSON.stringify(eventTypes),
+          payload_version: payloadVersion,
+          status: 'enabled',
+          disabled_reason: null,
+          revision: newRevision(),
+          created_at: now,
+          updated_at: now,
+        },
+      );
+      await repo.insertSecret({ tx }, id, seal(this.secretsKey, secret, secretContext(id)), now);
+      const [endpoint] = await this.withSecrets({ tx }, [(await repo.get({ tx }, accountId, id))!]);
       return { endpoint: endpoint!, secret };
     });
   }
@@ -223,10 +226,10 @@ export class WebhooksService {
         changes.disabled_reason = e.disabledReason;
       Object.assign(changes, { revision: newRevision(), updated_at: now });
       const guard = ifMatch === undefined ? undefined : e.revision;
-      if ((await repo.update(tx, e.id, changes, guard)) === 0)
+      if ((await repo.update({ tx }, e.id, changes, guard)) === 0)
         throw new AppError(ifMatch === undefined ? 'not_found' : 'revision_mismatch');
-      if (input.status === 'disabled') await deliveriesRepo.cancelOpen(tx, e.id, now);
-      return (await this.withSecrets(tx, [(await repo.get(tx, accountId, e.id))!]))[0]!;
+      if (input.status === 'disabled') await deliveriesRepo.cancelOpen({ tx }, e.id, now);
+      return (await this.withSecrets({ tx }, [(await repo.get({ tx }, accountId, e.id))!]))[0]!;
     });
   }
 
@@ -243,13 +246,13 @@ export class WebhooksService {
       assertRevision(ifMatch, e.revision);
       const guard = ifMatch === undefined ? undefined : e.revision;
       const hit = await repo.update(
-        tx,
+        { tx },
         e.id,
         { status: 'disabled', deleted_at: now, revision: newRevision(), updated_at: now },
         guard,
       );
       if (hit === 0) throw new AppError(ifMatch === undefined ? 'not_found' : 'revision_mismatch');
-      await deliveriesRepo.cancelOpen(tx, e.id, now);
+      await deliveriesRepo.cancelOpen({ tx }, e.id, now);
     });
   }
 
@@ -272,11 +275,11 @@ export class WebhooksService {
     const until = new Date(now.getTime() + overlapHours * HOUR).toISOString();
     const secret = newSigningSecret();
     return inTransaction(this.db, opts.tx, async (tx) => {
-      if (id !== null) await repo.lockRow(tx, id);
+      if (id !== null) await repo.lockRow({ tx }, id);
       const e = await this.get(accountId, id, tx);
-      await repo.expireSecrets(tx, e.id, now.toISOString(), until);
+      await repo.expireSecrets({ tx }, e.id, now.toISOString(), until);
       await repo.insertSecret(
-        tx,
+        { tx },
         e.id,
         seal(this.secretsKey, secret, secretContext(e.id)),
         now.toISOString(),

@@ -67,7 +67,7 @@ export function idempotentStage(db: Db, idempotency: IdempotencyService) {
       const result = await execute(tx);
       const body = text(result.body);
       const replayable = result.replayable !== false;
-      await idempotency.complete(record, credentialId, key, token, {
+      await idempotency.complete({ tx: record }, credentialId, key, token, {
         status: result.status,
         headers: result.headers ?? {},
         // A response shown once (a credential's secret) is never stored, not even here.
@@ -90,7 +90,7 @@ export function idempotentStage(db: Db, idempotency: IdempotencyService) {
         // A business rejection is the request's result: a retry gets the same answer.
         const body = JSON.stringify({ error: { code: e.code, details: e.details, ...e.extra } });
         await idempotency
-          .complete(db, credentialId, key, token, {
+          .complete({ tx: db }, credentialId, key, token, {
             status: e.status,
             headers: {},
             body,
