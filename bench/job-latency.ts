@@ -48,7 +48,9 @@ try {
   try {
     for (let i = 0; i < total; i++) {
       const warm = i < WARMUP;
-      await transaction(db, (tx) => services.jobs.enqueue(tx, 'bench.noop', { at: now(), warm }));
+      await transaction(db, (tx) =>
+        services.jobs.enqueue({ tx }, 'bench.noop', { at: now(), warm }),
+      );
       await sleep(GAP_MS);
     }
     const deadline = Date.now() + WAIT_MS;

@@ -104,11 +104,14 @@ try {
     const ids = await transaction(app.db, async (tx) => {
       const out: number[] = [];
       for (let j = i; j < Math.min(EVENTS, i + PER_TX); j++) {
-        const e = await events.record(tx, {
-          accountId,
-          type: 'tag.removed',
-          data: { user_id: String(j + 1), tag: { id: '1', name: `t${j}` } },
-        });
+        const e = await events.record(
+          { tx },
+          {
+            accountId,
+            type: 'tag.removed',
+            data: { user_id: String(j + 1), tag: { id: '1', name: `t${j}` } },
+          },
+        );
         out.push(e.id);
       }
       return out;

@@ -83,7 +83,7 @@ try {
   const data = (i: number) => ({ user_id: String(i + 1), tag: { id: '1', name: `t${i}` } });
   const record = (i: number) =>
     transaction(db, (tx) =>
-      services.events.record(tx, { accountId, type: 'tag.removed', data: data(i) }),
+      services.events.record({ tx }, { accountId, type: 'tag.removed', data: data(i) }),
     );
   const waitFor = async (ids: string[]) => {
     const deadline = Date.now() + WAIT_MS;
@@ -124,7 +124,7 @@ try {
       const out = [];
       for (let j = i; j < Math.min(BURST, i + 100); j++)
         out.push(
-          await services.events.record(tx, { accountId, type: 'tag.removed', data: data(j) }),
+          await services.events.record({ tx }, { accountId, type: 'tag.removed', data: data(j) }),
         );
       return out;
     });

@@ -103,7 +103,7 @@ export async function createServices({ config, db, clock, logger, ...deps }: Ser
     // Files, uploads, imports and exports are the account's data too; the bytes go in a job.
     const removed = await files.resetAccount({ tx }, accountId);
     if (removed.files > 0)
-      await jobs.enqueue(tx, 'files.purge', { account_id: accountId, deleted_at: removed.at });
+      await jobs.enqueue({ tx }, 'files.purge', { account_id: accountId, deleted_at: removed.at });
     return { files: removed.files, uploads: removed.uploads };
   });
   const scenarioTools = {

@@ -79,7 +79,7 @@ export class PgJobs implements JobEngine {
     });
   }
 
-  async enqueue(tx: Tx, task: string, payload: object, options: EnqueueOptions = {}) {
+  async enqueue({ tx }: { tx: Tx }, task: string, payload: object, options: EnqueueOptions = {}) {
     // run_at null means the database's now(): the queue runs on PostgreSQL's clock. Bulk jobs
     // sort after the main lane's in graphile-worker's (priority, run_at) index, so the main
     // runner finds its jobs in front of an import's 100,000 emails instead of behind them.

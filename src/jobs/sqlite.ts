@@ -66,7 +66,7 @@ export class SqliteJobs implements JobEngine {
     return this.stopping ? 'stopped' : this.started ? 'running' : 'idle';
   }
 
-  enqueue(tx: Tx, task: string, payload: object, options: EnqueueOptions = {}) {
+  enqueue({ tx }: { tx: Tx }, task: string, payload: object, options: EnqueueOptions = {}) {
     return this.insert({ tx }, task, payload, options, null);
   }
 

@@ -30,7 +30,12 @@ export interface Schedule {
 }
 
 export interface JobEngine {
-  enqueue(tx: Tx, task: string, payload: object, options?: EnqueueOptions): Promise<void>;
+  enqueue(
+    { tx }: { tx: Tx },
+    task: string,
+    payload: object,
+    options?: EnqueueOptions,
+  ): Promise<void>;
   /** Starts claiming and running jobs (npm start with WORKERS, npm run worker). */
   start(tasks: TaskList, schedules: Schedule[]): Promise<void>;
   /** Stops claiming, lets running tasks finish or release their unit, then resolves. */

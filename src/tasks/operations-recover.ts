@@ -12,6 +12,6 @@ export const operationsRecover =
     const ids = await runner.orphans();
     if (ids.length === 0) return;
     await transaction(db, async (tx) => {
-      for (const id of ids) await jobs.enqueue(tx, RUN_TASK, { operation_id: id });
+      for (const id of ids) await jobs.enqueue({ tx }, RUN_TASK, { operation_id: id });
     });
   };

@@ -33,7 +33,7 @@ if (pg) {
     const database = await freshDatabase();
     try {
       const { jobs, seen, tasks } = await engine(database);
-      await transaction(database.db, (tx) => jobs.enqueue(tx, 'hold', {}));
+      await transaction(database.db, (tx) => jobs.enqueue({ tx }, 'hold', {}));
       const started = jobs.start(tasks, []);
       await jobs.stop();
       await started;
@@ -52,7 +52,7 @@ if (pg) {
     const database = await freshDatabase();
     try {
       const { jobs, seen, tasks } = await engine(database);
-      await transaction(database.db, (tx) => jobs.enqueue(tx, 'hold', {}));
+      await transaction(database.db, (tx) => jobs.enqueue({ tx }, 'hold', {}));
       await jobs.start(tasks, []);
       for (const deadline = Date.now() + 10_000; seen.started === 0 && Date.now() < deadline;)
         await new Promise((r) => setTimeout(r, 20));
@@ -68,7 +68,7 @@ if (pg) {
     const database = await freshDatabase();
     try {
       const { jobs, seen, tasks } = await engine(database);
-      await transaction(database.db, (tx) => jobs.enqueue(tx, 'hold', {}));
+      await transaction(database.db, (tx) => jobs.enqueue({ tx }, 'hold', {}));
       await jobs.start(tasks, []);
       for (const deadline = Date.now() + 10_000; seen.started === 0 && Date.now() < deadline;)
         await new Promise((r) => setTimeout(r, 20));

@@ -110,11 +110,14 @@ if (pg) {
       const s = await createStream(b, {}, secret);
       const c = await follow(b, s.id, '', { secret });
       const record = (tx: any, name: string) =>
-        b.app.services.events.record(tx, {
-          accountId: b.accountId,
-          type: 'tag.removed',
-          data: { user_id: '1', tag: { id: '1', name } },
-        });
+        b.app.services.events.record(
+          { tx },
+          {
+            accountId: b.accountId,
+            type: 'tag.removed',
+            data: { user_id: '1', tag: { id: '1', name } },
+          },
+        );
       let release = () => {};
       const held = new Promise<void>((r) => (release = r));
       let slow: Promise<void> | undefined;

@@ -21,11 +21,14 @@ async function record(b: Booted, n: number): Promise<{ id: string; type: string 
     const out: { id: string; type: string }[] = [];
     for (let i = 0; i < n; i++) {
       const type = i % 2 ? 'tag.assigned' : 'tag.removed';
-      const e = await b.app.services.events.record(tx, {
-        accountId: b.accountId,
-        type,
-        data: { user_id: String(i + 1), tag: { id: '1', name: `t${i}` } },
-      });
+      const e = await b.app.services.events.record(
+        { tx },
+        {
+          accountId: b.accountId,
+          type,
+          data: { user_id: String(i + 1), tag: { id: '1', name: `t${i}` } },
+        },
+      );
       out.push({ id: String(e.id), type });
     }
     return out;

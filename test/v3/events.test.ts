@@ -253,11 +253,14 @@ t(
       // A transaction that records an event and then fails.
       const events = b.app.services.events;
       await transaction(b.app.db, async (tx) => {
-        await events.record(tx, {
-          accountId: b.accountId,
-          type: 'tag.removed',
-          data: { user_id: '1', tag: { id: '1', name: 'x' } },
-        });
+        await events.record(
+          { tx },
+          {
+            accountId: b.accountId,
+            type: 'tag.removed',
+            data: { user_id: '1', tag: { id: '1', name: 'x' } },
+          },
+        );
         throw new Error('rolled back');
       }).catch(() => undefined);
       const after = await user(b, 'listen2@example.com');
@@ -293,14 +296,14 @@ t(
   async ({ b }) => {
     const events = b.app.services.events;
     const bad = transaction(b.app.db, (tx) =>
-      events.record(tx, { accountId: b.accountId, type: 'tag.removed', data: { user_id: 7 } }),
+      events.record({ tx }, { accountId: b.accountId, type: 'tag.removed', data: { user_id: 7 } }),
     );
     await bad.then(
       () => assert.unreachable('recorded'),
       (err) => assert.match(String(err), /breaks its schema/),
     );
     const unknown = transaction(b.app.db, (tx) =>
-      events.record(tx, { accountId: b.accountId, type: 'no.such', data: {} }),
+      events.record({ tx }, { accountId: b.accountId, type: 'no.such', data: {} }),
     );
     await unknown.then(
       () => assert.unreachable('recorded'),

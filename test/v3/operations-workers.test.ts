@@ -132,7 +132,7 @@ if (pg) {
       // Extra runs of the same operation: both workers go for it; the lease lets one through.
       await transaction(b.app.db, async (tx) => {
         for (let i = 0; i < 3; i++)
-          await b.app.services.jobs.enqueue(tx, 'operation.run', { operation_id: id });
+          await b.app.services.jobs.enqueue({ tx }, 'operation.run', { operation_id: id });
       });
       await assertAppliedOnce(b, String(id), 1000);
       for (const w of workers) w.kill('SIGTERM');

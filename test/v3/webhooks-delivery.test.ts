@@ -446,11 +446,14 @@ t(
         const out: string[] = [];
         for (let i = 0; i < n; i++) {
           const data = { user_id: String(i + 1), tag: { id: '1', name: `t${i}` } };
-          const ev = await b.app.services.events.record(tx, {
-            accountId: b.accountId,
-            type: 'tag.removed',
-            data,
-          });
+          const ev = await b.app.services.events.record(
+            { tx },
+            {
+              accountId: b.accountId,
+              type: 'tag.removed',
+              data,
+            },
+          );
           out.push(`evt_${ev.id}`);
         }
         return out;

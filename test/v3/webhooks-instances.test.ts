@@ -40,11 +40,14 @@ if (pg)
         const out: string[] = [];
         for (let i = 0; i < n; i++) {
           const data = { user_id: String(i + 1), tag: { id: '1', name: `t${i}` } };
-          const e = await a.app.services.events.record(tx, {
-            accountId: a.accountId,
-            type: 'tag.removed',
-            data,
-          });
+          const e = await a.app.services.events.record(
+            { tx },
+            {
+              accountId: a.accountId,
+              type: 'tag.removed',
+              data,
+            },
+          );
           out.push(`evt_${e.id}`);
         }
         return out;

@@ -179,18 +179,21 @@ export class AutomationsService {
         lost: async () => lost(ifMatch),
       });
       const targetStage = to.stage;
-      const event = await this.events.record(tx, {
-        accountId,
-        type: STAGE_CHANGED,
-        data: {
-          membership_id: String(m.id),
-          diamond_id: String(m.diamondId),
-          user_id: String(m.userId),
-          from_stage: m.stage,
-          to_stage: targetStage.key,
-          reason: input.reason,
+      const event = await this.events.record(
+        { tx },
+        {
+          accountId,
+          type: STAGE_CHANGED,
+          data: {
+            membership_id: String(m.id),
+            diamond_id: String(m.diamondId),
+            user_id: String(m.userId),
+            from_stage: m.stage,
+            to_stage: targetStage.key,
+            reason: input.reason,
+          },
         },
-      });
+      );
       const user = await usersRepo.get({ tx }, accountId, m.userId);
       const moved = (await repo.getMembership({ tx }, accountId, m.diamondId, m.id))!;
       await this.sending.communicate(

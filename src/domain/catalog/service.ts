@@ -176,11 +176,14 @@ export class CatalogService {
         true,
       );
     }
-    await this.events.record(tx, {
-      accountId,
-      type: 'product.published',
-      data: { product: { id: String(published.id), name: published.name, status: 'published' } },
-    });
+    await this.events.record(
+      { tx },
+      {
+        accountId,
+        type: 'product.published',
+        data: { product: { id: String(published.id), name: published.name, status: 'published' } },
+      },
+    );
     return published;
   }
 

@@ -56,11 +56,14 @@ export class EnrollmentsService {
   private view = (row: EnrollmentRow) => withEnded(row, this.now());
 
   private async emit({ tx }: { tx: Tx }, type: string, e: Enrollment) {
-    await this.events.record(tx, {
-      accountId: e.accountId,
-      type,
-      data: { enrollment: enrollmentSnapshot(e) },
-    });
+    await this.events.record(
+      { tx },
+      {
+        accountId: e.accountId,
+        type,
+        data: { enrollment: enrollmentSnapshot(e) },
+      },
+    );
   }
 
   async get(accountId: number, id: number | null, tx: Tx = this.db): Promise<Enrollment> {

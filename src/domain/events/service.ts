@@ -83,7 +83,7 @@ export class EventsService implements EventRecorder {
    * the type's published schema, is a programming error: the change fails rather than publish a
    * shape the catalog does not describe.
    */
-  async record(tx: Tx, e: NewEvent): Promise<Event> {
+  async record({ tx }: { tx: Tx }, e: NewEvent): Promise<Event> {
     const version = this.checked(e);
     const createdAt = this.clock.now().toISOString();
     const row = { accountId: e.accountId, type: e.type, version, data: e.data, createdAt };
@@ -109,7 +109,7 @@ export class EventsService implements EventRecorder {
    * other would: one multi-row insert, one statement of notifications, and the hooks given all
    * of them at once (a batch chunk's events).
    */
-  async recordMany(tx: Tx, list: NewEvent[]): Promise<Event[]> {
+  async recordMany({ tx }: { tx: Tx }, list: NewEvent[]): Promise<Event[]> {
     if (list.length === 0) return [];
     const versions = list.map((e) => this.checked(e));
     const createdAt = this.clock.now().toISOString();

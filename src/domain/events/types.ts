@@ -34,9 +34,9 @@ export interface NewEvent {
 
 /** Records an event in the caller's transaction: it exists if and only if the change commits. */
 export interface EventRecorder {
-  record(tx: Tx, event: NewEvent): Promise<Event>;
+  record({ tx }: { tx: Tx }, event: NewEvent): Promise<Event>;
   /** Several events at once, in this order (ids ascending): what record() one after the other does. */
-  recordMany?(tx: Tx, events: NewEvent[]): Promise<Event[]>;
+  recordMany?({ tx }: { tx: Tx }, events: NewEvent[]): Promise<Event[]>;
 }
 
 /** Records the events in order: at once where the recorder can, else one after the other. */
@@ -46,9 +46,9 @@ export async function recordAll(
   events: NewEvent[],
 ): Promise<Event[]> {
   if (events.length === 0) return [];
-  if (recorder.recordMany) return recorder.recordMany(tx, events);
+  if (recorder.recordMany) return recorder.recordMany({ tx }, events);
   const out: Event[] = [];
-  for (const e of events) out.push(await recorder.record(tx, e));
+  for (const e of events) out.push(await recorder.record({ tx }, e));
   return out;
 }
 

@@ -258,19 +258,22 @@ export class OperationRunner {
       if (!changed) throw new OwnershipLost();
       await repo.setAttemptStatus({ tx }, id, attempt, status, { finished: now });
       const done = (await repo.get({ tx }, id))!;
-      await this.events.record(tx, {
-        accountId: done.accountId,
-        type: 'operation.finished',
-        data: {
-          operation: {
-            id: String(id),
-            type: done.type,
-            status,
-            progress: { total: done.total, done: done.done, failed: done.failed },
-            finished_at: now,
+      await this.events.record(
+        { tx },
+        {
+          accountId: done.accountId,
+          type: 'operation.finished',
+          data: {
+            operation: {
+              id: String(id),
+              type: done.type,
+              status,
+              progress: { total: done.total, done: done.done, failed: done.failed },
+              finished_at: now,
+            },
           },
         },
-      });
+      );
     });
   }
 

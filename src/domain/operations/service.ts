@@ -173,7 +173,7 @@ export class OperationsService {
       const total = await fill(tx, id, now.toISOString());
       if (total !== knownTotal) await repo.update({ tx }, id, { total });
       await repo.insertAttempt({ tx }, id, 1, 'automatic', now.toISOString());
-      await this.jobs.enqueue(tx, RUN_TASK, { operation_id: id });
+      await this.jobs.enqueue({ tx }, RUN_TASK, { operation_id: id });
       return (await repo.get({ tx }, id))!;
     });
   }
@@ -195,19 +195,22 @@ export class OperationsService {
         await repo.cancelPending({ tx }, op.id, now);
         await repo.setAttemptStatus({ tx }, op.id, op.attemptNumber, 'canceled', { finished: now });
         // Canceled before it ran: finished all the same (the runner announces the others).
-        await this.events.record(tx, {
-          accountId,
-          type: 'operation.finished',
-          data: {
-            operation: {
-              id: String(op.id),
-              type: op.type,
-              status: 'canceled',
-              progress: { total: op.total, done: op.done, failed: op.failed },
-              finished_at: now,
+        await this.events.record(
+          { tx },
+          {
+            accountId,
+            type: 'operation.finished',
+            data: {
+              operation: {
+                id: String(op.id),
+                type: op.type,
+                status: 'canceled',
+                progress: { total: op.total, done: op.done, failed: op.failed },
+                finished_at: now,
+              },
             },
           },
-        });
+        );
       } else {
         // Running: the worker sees the flag before its next chunk of items.
         await repo.update({ tx }, op.id, { cancellation_requested: true });
@@ -241,7 +244,7 @@ export class OperationsService {
       );
       if (!changed) throw new AppError('operation_not_resumable');
       await repo.insertAttempt({ tx }, op.id, number, 'manual', now);
-      await this.jobs.enqueue(tx, RUN_TASK, { operation_id: op.id });
+      await this.jobs.enqueue({ tx }, RUN_TASK, { operation_id: op.id });
       return (await repo.get({ tx }, op.id))!;
     });
   }

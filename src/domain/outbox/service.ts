@@ -46,7 +46,7 @@ export class OutboxService {
   async queue({ tx }: { tx: Tx }, email: NewEmail): Promise<number> {
     const id = await repo.insert({ tx }, email, this.clock.now().toISOString());
     await this.jobs.enqueue(
-      tx,
+      { tx },
       SEND_EMAIL_TASK,
       { email_id: id },
       { maxAttempts: EMAIL_MAX_ATTEMPTS },

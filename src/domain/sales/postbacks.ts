@@ -171,11 +171,14 @@ export class PostbacksService {
       else await this.enrollments.endForDelivery({ tx }, accountId, user.id, d.id);
     }
     const t = (await transactionsRepo.get({ tx }, accountId, id))!;
-    await this.events.record(tx, {
-      accountId,
-      type: 'transaction.recorded',
-      data: { transaction: transactionSnapshot(t) },
-    });
+    await this.events.record(
+      { tx },
+      {
+        accountId,
+        type: 'transaction.recorded',
+        data: { transaction: transactionSnapshot(t) },
+      },
+    );
     return { kind: 'recorded', transaction: t, duplicate: false };
   }
 

@@ -45,11 +45,14 @@ export class TagsService {
 
   /** tag.assigned / tag.removed, in the transaction of the change. */
   private tagEvent({ tx }: { tx: Tx }, type: string, accountId: number, userId: number, tag: Tag) {
-    return this.events.record(tx, {
-      accountId,
-      type,
-      data: { user_id: String(userId), tag: { id: String(tag.id), name: tag.name } },
-    });
+    return this.events.record(
+      { tx },
+      {
+        accountId,
+        type,
+        data: { user_id: String(userId), tag: { id: String(tag.id), name: tag.name } },
+      },
+    );
   }
 
   async get(accountId: number, id: number | null, { tx = this.db }: InTx = {}): Promise<Tag> {

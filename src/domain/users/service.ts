@@ -191,11 +191,14 @@ export class UsersService {
         if (isUniqueViolation(err)) throw duplicateEmail();
         throw err;
       }
-      await this.events.record(tx, {
-        accountId,
-        type: 'user.created',
-        data: { user: userSnapshot(created) },
-      });
+      await this.events.record(
+        { tx },
+        {
+          accountId,
+          type: 'user.created',
+          data: { user: userSnapshot(created) },
+        },
+      );
       return created;
     });
   }
@@ -321,11 +324,14 @@ export class UsersService {
       const changed = changedFields(before, after);
       // A write that changed nothing (the same values again) is not news.
       if (changed.length > 0) {
-        await this.events.record(tx, {
-          accountId,
-          type: 'user.updated',
-          data: { user: after, changed_fields: changed },
-        });
+        await this.events.record(
+          { tx },
+          {
+            accountId,
+            type: 'user.updated',
+            data: { user: after, changed_fields: changed },
+          },
+        );
       }
       return updated;
     });
@@ -344,11 +350,14 @@ export class UsersService {
         // Tags go first and roll back with the rest if the user changed meanwhile.
         write: (u, guard) => repo.remove({ tx }, u.id, guard),
       });
-      await this.events.record(tx, {
-        accountId,
-        type: 'user.deleted',
-        data: { user: { id: String(u.id), email: u.email } },
-      });
+      await this.events.record(
+        { tx },
+        {
+          accountId,
+          type: 'user.deleted',
+          data: { user: { id: String(u.id), email: u.email } },
+        },
+      );
     });
   }
 

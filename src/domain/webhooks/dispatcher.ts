@@ -536,8 +536,8 @@ export class WebhookDispatcher {
     await repo.updateEach({ tx }, updates, (id) => owners.get(id)!);
     for (const job of jobs) {
       const payload = { delivery_id: job.id, endpoint_id: endpoint.id };
-      if (job.more) await this.jobs.enqueue(tx, DELIVER_TASK, payload);
-      else await this.jobs.enqueue(tx, DELIVER_TASK, payload, { runAt: new Date(job.next!) });
+      if (job.more) await this.jobs.enqueue({ tx }, DELIVER_TASK, payload);
+      else await this.jobs.enqueue({ tx }, DELIVER_TASK, payload, { runAt: new Date(job.next!) });
     }
     // Slots of the endpoint are free: the next deliveries that found it full take them.
     if (!live) return none;

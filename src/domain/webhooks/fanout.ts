@@ -78,7 +78,10 @@ export class WebhookFanOut {
         if (woken.has(endpointId)) continue;
         woken.add(endpointId);
         // No run_at: on PostgreSQL the queue's clock is the database's.
-        await this.jobs.enqueue(tx, DELIVER_TASK, { delivery_id: ids[i], endpoint_id: endpointId });
+        await this.jobs.enqueue({ tx }, DELIVER_TASK, {
+          delivery_id: ids[i],
+          endpoint_id: endpointId,
+        });
       }
     }
   }
@@ -100,7 +103,10 @@ export class WebhookFanOut {
     if (d.status !== 'in_progress') changes.due_at = this.iso();
     await repo.update({ tx }, d.id, changes);
     if (d.status !== 'in_progress')
-      await this.jobs.enqueue(tx, DELIVER_TASK, { delivery_id: d.id, endpoint_id: d.endpointId });
+      await this.jobs.enqueue({ tx }, DELIVER_TASK, {
+        delivery_id: d.id,
+        endpoint_id: d.endpointId,
+      });
     return { eventId: d.eventId };
   }
 }
