@@ -46,7 +46,7 @@ export class PgJobs implements JobEngine {
     this.pool = jobQueuePool({
       ...pgConnectionConfig(db),
       // Each lane's runner LISTENs on one and takes one per claim and completion.
-      max: 8,
+      max: 10,
       // A process that only enqueues (the admin CLI) may exit while connections idle here.
       allowExitOnIdle: true,
     });
@@ -91,7 +91,7 @@ export class PgJobs implements JobEngine {
         JSON.stringify(payload),
         options.runAt?.toISOString() ?? null,
         options.maxAttempts ?? null,
-        laneOf(task) === 'bulk' ? 1 : 0,
+        laneOf(task) === 'main' ? 0 : 1,
       ],
     );
   }

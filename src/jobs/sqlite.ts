@@ -41,7 +41,7 @@ export class SqliteJobs implements JobEngine {
   private tasks: TaskList = {};
   private running = new Set<Promise<void>>();
   /** Jobs running in each lane (src/jobs/lanes.ts): each lane has its own slots. */
-  private busy: Record<Lane, number> = { main: 0, bulk: 0 };
+  private busy: Record<Lane, number> = { main: 0, bulk: 0, webhooks: 0 };
   /** Jobs whose task returned, not deleted yet. */
   private finished: number[] = [];
   private started = false;
@@ -166,10 +166,9 @@ export class SqliteJobs implements JobEngine {
 
   /** Free slots of each lane. */
   private free(): Record<Lane, number> {
-    return {
-      main: LANE_CONCURRENCY.main - this.busy.main,
-      bulk: LANE_CONCURRENCY.bulk - this.busy.bulk,
-    };
+    return Object.fromEntries(
+      LANES.map((lane) => [lane, LANE_CONCURRENCY[lane] - this.busy[lane]]),
+    ) as Record<Lane, number>;
   }
 
   /** Claims and starts due jobs up to each lane's concurrency, then sleeps until a wake or the poll. */

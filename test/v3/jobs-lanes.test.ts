@@ -10,6 +10,8 @@ import { newKey } from '../helpers/app.ts';
 import { bootFiles, type FilesBoot } from '../helpers/files.ts';
 import { waitFor } from '../helpers/operations.ts';
 import { student } from '../helpers/sales.ts';
+import { startReceiver } from '../helpers/receiver.ts';
+import { createWebhook } from '../helpers/webhooks.ts';
 
 const EMAILS = 3000;
 
@@ -28,7 +30,9 @@ t.before(async (ctx) => {
   });
   await new Promise<void>((resolve) => ctx.smtp.listen(0, '127.0.0.1', resolve));
   const port = (ctx.smtp.address() as net.AddressInfo).port;
-  ctx.b = await bootFiles('local', { env: { SMTP_URL: `smtp://127.0.0.1:${port}` } });
+  ctx.b = await bootFiles('local', {
+    env: { SMTP_URL: `smtp://127.0.0.1:${port}`, WEBHOOK_ALLOW_PRIVATE_TARGETS: 'true' },
+  });
 });
 t.after(async (ctx) => {
   // Connections dropped: the stalled sends fail at once (and are retried later) so the workers stop.
@@ -77,6 +81,21 @@ t('a users export completes while thousands of email jobs are pending', async (c
     .where({ account_id: b.accountId, status: 'queued' })
     .count({ n: '*' });
   assert.is(Number(queued[0]!.n), EMAILS, 'every email still waits: none was sent');
+});
+
+t('a webhook delivery goes out while the email lane is still stalled', async (ctx) => {
+  const { b } = ctx;
+  const rcv = await startReceiver();
+  try {
+    await createWebhook(b, rcv.url, { event_types: ['user.created'] });
+    const bia = await student(b, 'bia@example.com', 'Bia');
+    // Its own lane: not behind the four stalled sends (each holds its slot for 30 s).
+    const [got] = await rcv.waitFor(1, 20_000);
+    assert.is(JSON.parse(got!.body).data.user.id, bia.id);
+    assert.is(ctx.sockets.size >= 4, true, 'the emails still hold their connections');
+  } finally {
+    await rcv.close();
+  }
 });
 
 t.run();
