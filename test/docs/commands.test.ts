@@ -1,3 +1,4 @@
+// engine: any
 // Every command block of docs/*.md (```sh and ```console fences) runs here, in order, through bash
 // against one fresh server (`npm start` on a fresh SQLite database, its demo secrets exported as the
 // docs name them), and its exit code is checked. A block that cannot run here (a browser, another

@@ -1,3 +1,4 @@
+// engine: any
 // The guide's plans example, run as written: the README's start brings a server up on a fresh
 // database, the guide's manifest (a product with two modules, a tag and a delivery) is written to
 // school.yaml, and the guide's command block goes through bash; what it prints and pulls is checked.

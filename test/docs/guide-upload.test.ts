@@ -1,3 +1,4 @@
+// engine: any
 // docs/files.md's upload "in three calls", run as written: the README's start brings up a fresh
 // server (port 3000 becomes a free one), then the guide's curl block uploads a CSV from a folder
 // of its own; the completion it prints must be a completed upload of exactly those bytes, and the

@@ -1,3 +1,4 @@
+// engine: any
 // Every relative link of README.md, docs/ and spec/*.md resolves: the file exists, and an anchor
 // (`guide.md#tests`, `#mock-server`) names a heading of that file, slugged as GitHub does. Links
 // inside code (fences, `inline`) are not links. Moving a section to another file fails here until

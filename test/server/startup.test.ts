@@ -1,3 +1,4 @@
+// engine: any
 // Start-up failures explain themselves: each is one line on stderr naming what to change, exit 2
 // for configuration (a variable, the secrets key), 1 for the world (a port in use, the database
 // away, another server on the same SQLite file), never a stack trace. Child processes, as operators
