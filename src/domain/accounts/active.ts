@@ -6,7 +6,11 @@ import { AppError } from '../../errors.ts';
 import { accountsRepo } from './repo.ts';
 
 export async function assertAccountActive({ tx }: { tx: Tx }, accountId: number): Promise<void> {
-  const status = await accountsRepo.status({ tx }, accountId);
+  assertActiveStatus(await accountsRepo.status({ tx }, accountId));
+}
+
+/** The one mapping of an account's status to its refusal (v3, legacy and the entry points above). */
+export function assertActiveStatus(status: string | null): void {
   if (status === null || status === 'blocked' || status === 'removed')
     throw new AppError('instance_blocked');
   if (status !== 'active') throw new AppError('instance_unavailable');

@@ -1,6 +1,7 @@
 // v1/v2 authentication: the school API key in `Authorization`, `Bearer ` optional (specification:
 // Authentication, v1 and v2). v3 secrets, unknown and missing keys are all 401; the account must
 // be usable, with the same codes as v3 so operators see one vocabulary.
+import { assertActiveStatus } from '../../domain/accounts/active.ts';
 import type { Context } from 'koa';
 import type { Db } from '../../db/knex.ts';
 import { AppError } from '../../errors.ts';
@@ -30,8 +31,6 @@ export async function authenticateLegacy(ctx: Context, db: Db): Promise<LegacyAu
     throw new AppError('credential_state_unverifiable');
   }
   if (!owner) throw new AppError('unauthenticated');
-  if (owner.accountStatus === 'blocked' || owner.accountStatus === 'removed')
-    throw new AppError('instance_blocked');
-  if (owner.accountStatus !== 'active') throw new AppError('instance_unavailable');
+  assertActiveStatus(owner.accountStatus);
   return { accountId: owner.accountId };
 }

@@ -1,6 +1,7 @@
 // v3 authentication (specification: Authentication). Autonomous mode: the credential secret as
 // bearer. Human mode: X-API-Key + an administrator's access token, checked in the specification's
 // order; never a fallback to autonomous mode. The User-Agent never decides anything.
+import { assertActiveStatus } from '../../domain/accounts/active.ts';
 import type { Context } from 'koa';
 import { AppError } from '../../errors.ts';
 import type { AuthContext, AccountInfo, HumanContext } from '../../domain/credentials/auth.ts';
@@ -32,9 +33,7 @@ function assertUsable(credentials: CredentialsService, c: Credential, account: A
   if (status === 'revoked') throw new AppError('credential_revoked');
   if (status === 'suspended') throw new AppError('credential_suspended');
   if (status === 'expired') throw new AppError('credential_expired');
-  if (account.status === 'blocked' || account.status === 'removed')
-    throw new AppError('instance_blocked');
-  if (account.status !== 'active') throw new AppError('instance_unavailable');
+  assertActiveStatus(account.status);
 }
 
 export async function authenticate(
