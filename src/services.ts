@@ -158,7 +158,9 @@ export async function createServices({ config, db, clock, logger, ...deps }: Ser
     rateLimits,
     audit: new AuditService(db, config.auditRetentionDays, cursors),
     // ---- access: accounts and their credentials; account settings ----
-    accounts: new AccountsService(db, clock, secretsKey),
+    accounts: new AccountsService(db, clock, secretsKey, (scope, id) =>
+      sales.outbox.release(scope, id),
+    ),
     credentials,
     settings: new SettingsService(db, clock),
     // ---- students and the catalog ----

@@ -38,20 +38,30 @@ export async function verifyPassword(password: string, stored: string): Promise<
   return crypto.timingSafeEqual(expected, got);
 }
 
+const noop: OnReactivated = async () => {};
+
 export const ACCOUNT_STATUSES = ['active', 'blocked', 'removed', 'unavailable'] as const;
 
 /** Authenticated context of a sealed TOTP secret: it opens only as one. */
 export const TOTP_CONTEXT = 'administrator-totp';
 
+/** What runs, in the transaction of the change, when an account becomes active again. */
+export type OnReactivated = (scope: { tx: Tx }, accountId: number) => Promise<void>;
+
 export class AccountsService {
   private readonly db: Db;
   private readonly clock: Clock;
   private readonly secretsKey: Buffer;
-  /** `secretsKey` seals administrators' TOTP secrets (src/secrets-key.ts). */
-  constructor(db: Db, clock: Clock, secretsKey: Buffer) {
+  private readonly onReactivated: OnReactivated;
+  /**
+   * `secretsKey` seals administrators' TOTP secrets (src/secrets-key.ts); `onReactivated` lets
+   * go of what waited while the account was not active (its emails: the outbox holds them).
+   */
+  constructor(db: Db, clock: Clock, secretsKey: Buffer, onReactivated: OnReactivated = noop) {
     this.db = db;
     this.clock = clock;
     this.secretsKey = secretsKey;
+    this.onReactivated = onReactivated;
   }
 
   private now(): string {
@@ -89,9 +99,13 @@ export class AccountsService {
   }
 
   async setAccountStatus(id: number, status: (typeof ACCOUNT_STATUSES)[number]) {
-    const n = await accountsRepo.setStatus({ tx: this.db }, id, status);
-    if (!n) throw new AppError('not_found');
-    return { id, status };
+    return transaction(this.db, async (tx) => {
+      const before = await accountsRepo.status({ tx }, id);
+      if (before === null || !(await accountsRepo.setStatus({ tx }, id, status)))
+        throw new AppError('not_found');
+      if (status === 'active' && before !== 'active') await this.onReactivated({ tx }, id);
+      return { id, status };
+    });
   }
 
   async createRootCredential(
