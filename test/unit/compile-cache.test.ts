@@ -14,7 +14,7 @@ const t = suite('compile cache');
 
 t('an entry point fills node-compile-cache under TMPDIR, without NODE_COMPILE_CACHE', async () => {
   const tmp = fs.mkdtempSync(path.join(os.tmpdir(), 'school-cache-'));
-  const { NODE_COMPILE_CACHE: _, ...env } = process.env;
+  const { NODE_COMPILE_CACHE: _, NODE_DISABLE_COMPILE_CACHE: __, ...env } = process.env;
   try {
     const out = await new Promise<string>((resolve, reject) =>
       execFile(
