@@ -19,3 +19,9 @@ if (major === 22) {
     return emit.call(process, warning, ...rest);
   };
 }
+// Node keeps what it compiled (the stripped TypeScript too) in a cache folder (NODE_COMPILE_CACHE,
+// or node-compile-cache under the system's temporary folder), checked against each file's
+// contents: a second start of any entry loads its modules in about half the CPU time (the
+// admin CLI: 2.6 s of CPU, 1.3 s cached). Tests start hundreds of such processes.
+const { enableCompileCache } = await import('node:module');
+enableCompileCache?.();

@@ -8,10 +8,10 @@ import type { Middleware } from 'koa';
 import { parse } from 'yaml';
 
 const ROOT = path.resolve(import.meta.dirname, '../..');
-const SCALAR = path.join(ROOT, 'node_modules/@scalar/api-reference/dist/browser/standalone.js');
-const SCALAR_VERSION: string = JSON.parse(
-  fs.readFileSync(path.join(ROOT, 'node_modules/@scalar/api-reference/package.json'), 'utf8'),
-).version;
+// Scalar's browser bundle, committed under vendor/scalar/ (scripts/vendor.ts copies it from the
+// development dependency): a production install does not install the package's tree.
+const SCALAR = path.join(ROOT, 'vendor/scalar/standalone.js');
+const SCALAR_VERSION = fs.readFileSync(path.join(ROOT, 'vendor/scalar/VERSION'), 'utf8').trim();
 
 // Scalar injects its styles at run time and draws icons from data: URLs.
 const CSP = [

@@ -1,10 +1,11 @@
 // engine: any
-// Every command block of docs/*.md (```sh and ```console fences) runs here, in order, through bash
-// against one fresh server (`npm start` on a fresh SQLite database, its demo secrets exported as the
-// docs name them), and its exit code is checked. A block that cannot run here (a browser, another
-// machine, a public host, something that never ends or changes the working tree) says so in the
-// markdown with `<!-- not-run: why -->` on the line before its fence; those are counted, and a
-// marker anywhere else is an error. README's Start has its own test (readme.test.ts).
+// Every command block of docs/*.md and README.md (```sh and ```console fences) runs here, in order,
+// through bash against one fresh server (`npm start` on a fresh SQLite database, its demo secrets
+// exported as the docs name them), and its exit code is checked. A block that cannot run here (a
+// browser, another machine, a public host, something that never ends or changes the working tree)
+// says so in the markdown with `<!-- not-run: why -->` on the line before its fence; those are
+// counted, and a marker anywhere else is an error. README's Start has its own test (readme.test.ts)
+// and says so with such a marker.
 //
 // What the docs take for granted is provided: $SECRET (and $KEY), $LEGACY_KEY, $API, a sandbox
 // account's $SANDBOX_SECRET (and $TEST_KEY), `uuidgen` (not on every machine), the server started
@@ -13,8 +14,9 @@
 // it uses) an earlier line of its doc creates, and a file shown as a ```yaml block whose first line
 // is `# name.yaml` is saved under that name, as a reader would. The blocks run in a scratch folder
 // that links to the repository, so files they write (students.csv, users.csv) land there. `curl`
-// fails on a 5xx answer or no answer at all; a 4xx is the example's business (a cancel shown on a
-// finished operation).
+// fails on a 5xx answer or no answer at all, and every status a block's curls receive is checked:
+// 2xx only, unless the block shows an error and says which with `<!-- expect: 409 why -->` before
+// its fence (then each named status must be seen, and no other).
 import { execFile, spawn } from 'node:child_process';
 import fs from 'node:fs';
 import http from 'node:http';
@@ -30,8 +32,9 @@ const ROOT = path.resolve(import.meta.dirname, '../..');
 const DOCS = fs
   .readdirSync(path.join(ROOT, 'docs'))
   .filter((f) => f.endsWith('.md'))
-  .map((f) => `docs/${f}`);
-const MARKER = /^<!-- not-run: (.+?) -->$/;
+  .map((f) => `docs/${f}`)
+  .concat('README.md');
+const MARKER = /^<!-- (?:not-run: (.+?)|expect: (\d{3}(?:, \d{3})*) (.+?)) -->$/;
 
 export interface Block {
   file: string;
@@ -40,6 +43,8 @@ export interface Block {
   code: string;
   /** Why it is not run, when its fence is preceded by a not-run marker. */
   notRun?: string;
+  /** The non-2xx statuses the block shows (an expect marker), each to be seen. */
+  expect?: number[];
 }
 
 /** The command blocks of a markdown file, with the marker before each; stray markers throw. */
@@ -53,8 +58,11 @@ export function commandBlocks(file: string, text: string): Block[] {
   };
   const blocks: Block[] = [];
   for (let i = 0; i < lines.length; i++) {
-    if (MARKER.test(lines[i]!) && !/^```/.test(near(i, 1)))
-      throw new Error(`${file}:${i + 1}: a not-run marker must be right before a fence`);
+    const kind = /^<!-- (not-run|expect)\b/.exec(lines[i]!)?.[1];
+    if (kind && !MARKER.test(lines[i]!))
+      throw new Error(`${file}:${i + 1}: write <!-- not-run: why --> or <!-- expect: 409 why -->`);
+    if (kind && !/^```/.test(near(i, 1)))
+      throw new Error(`${file}:${i + 1}: a marker (${kind}) must be right before a fence`);
     const open = /^```(\S*)\s*$/.exec(lines[i]!);
     if (!open) continue;
     const end = lines.findIndex((l, j) => j > i && /^```\s*$/.test(l));
@@ -66,7 +74,8 @@ export function commandBlocks(file: string, text: string): Block[] {
         line: i + 1,
         lang,
         code: lines.slice(i + 1, end).join('\n'),
-        ...(marker ? { notRun: marker[1] } : {}),
+        ...(marker?.[1] ? { notRun: marker[1] } : {}),
+        ...(marker?.[2] ? { expect: marker[2].split(', ').map(Number) } : {}),
       });
     }
     i = end;
@@ -82,6 +91,7 @@ export function namedFiles(text: string): { name: string; text: string }[] {
   }));
 }
 
+// Every status goes to $CURL_STATUSES, one a line, for the test to check against the block's.
 const CURL = String.raw`
 curl() {
   local err rc
@@ -89,6 +99,7 @@ curl() {
   command curl "$@" -w '%{stderr}<<http %{http_code}>>\n' 2>"$err"
   rc=$?
   grep -v '^<<http' "$err" >&2 || true
+  sed -n 's/^<<http \([0-9]*\)>>$/\1/p' "$err" >> "$CURL_STATUSES"
   if grep -q '^<<http 5' "$err"; then rc=22; echo "curl: a 5xx answer" >&2; fi
   rm -f "$err"
   return $rc
@@ -194,22 +205,42 @@ t.after(async (ctx) => {
   fs.rmSync(ctx.dir, { recursive: true, force: true });
 });
 
-function runBlock(ctx: { work: string; env: NodeJS.ProcessEnv }, b: Block) {
+/**
+ * What is wrong with the statuses a block's curls received: a non-2xx it does not show (expect
+ * marker), or one it shows that never came. Undefined when nothing is.
+ */
+export function problems(statuses: number[], expect: number[]): string | undefined {
+  const unexpected = [
+    ...new Set(statuses.filter((s) => !(s >= 200 && s < 300) && !expect.includes(s))),
+  ];
+  const missing = expect.filter((s) => !statuses.includes(s));
+  if (unexpected.length)
+    return `answered ${unexpected.join(', ')}: a block that shows an error says so (<!-- expect: ${unexpected.join(', ')} why -->)`;
+  if (missing.length) return `its expect marker names ${missing.join(', ')}, never answered`;
+  return undefined;
+}
+
+/** The block's exit code, output and the HTTP statuses its curls received. */
+function runBlock(ctx: { dir: string; work: string; env: NodeJS.ProcessEnv }, b: Block) {
   const port = ctx.env.PORT!;
+  const statuses = path.join(ctx.dir, 'statuses');
+  fs.writeFileSync(statuses, '');
   const code = b.code
     .replaceAll('localhost:3000', `127.0.0.1:${port}`)
     .replaceAll('127.0.0.1:3000', `127.0.0.1:${port}`)
     .replaceAll('localhost:9464', `127.0.0.1:${ctx.env.METRICS_PORT}`);
   const script = ['set -eo pipefail', CURL, code].join('\n');
-  return new Promise<{ code: number | null; out: string }>((resolve) => {
-    const child = spawn('bash', ['-c', script], { cwd: ctx.work, env: ctx.env, detached: true });
+  return new Promise<{ code: number | null; out: string; statuses: number[] }>((resolve) => {
+    const env = { ...ctx.env, CURL_STATUSES: statuses };
+    const child = spawn('bash', ['-c', script], { cwd: ctx.work, env, detached: true });
     let out = '';
     child.stdout.on('data', (c) => (out += c));
     child.stderr.on('data', (c) => (out += c));
     const timer = setTimeout(() => process.kill(-child.pid!, 'SIGKILL'), 120_000);
     child.on('close', (exit) => {
       clearTimeout(timer);
-      resolve({ code: exit, out });
+      const seen = fs.readFileSync(statuses, 'utf8').split('\n').filter(Boolean).map(Number);
+      resolve({ code: exit, out, statuses: seen });
     });
   });
 }
@@ -219,6 +250,7 @@ t('each block runs and exits 0, or is marked not-run with a reason', async (ctx)
   const failed: string[] = [];
   const took: [string, number][] = [];
   let ran = 0;
+  let shown = 0;
   for (const b of blocks) {
     if (b.notRun !== undefined) continue;
     const started = performance.now();
@@ -226,14 +258,20 @@ t('each block runs and exits 0, or is marked not-run with a reason', async (ctx)
     took.push([`${b.file}:${b.line}`, (performance.now() - started) / 1000]);
     ran++;
     if (r.code !== 0) failed.push(`${b.file}:${b.line}: exit ${r.code}\n${r.out.slice(-3000)}`);
+    const wrong = problems(r.statuses, b.expect ?? []);
+    if (wrong) failed.push(`${b.file}:${b.line}: ${wrong}\n${r.out.slice(-3000)}`);
+    if (b.expect) shown += b.expect.length;
   }
   const notRun = blocks.filter((b) => b.notRun !== undefined);
-  console.log(`  (${ran} command blocks run, ${notRun.length} marked not-run; slowest:`);
+  console.log(
+    `  (${ran} command blocks run, ${notRun.length} marked not-run, ${shown} error statuses shown; slowest:`,
+  );
   for (const [where, s] of took.sort((a, b) => b[1] - a[1]).slice(0, 5))
     console.log(`    ${s.toFixed(1).padStart(5)} s  ${where}`);
   console.log('  )');
   assert.equal(failed, []);
   assert.ok(ran >= 23, `only ${ran} blocks ran`);
+  assert.ok(shown >= 1, 'the 422 of a cancel on a finished operation (docs/operations.md)');
   assert.ok(ctx.received >= 1, 'the webhook example reached its receiver');
   for (const b of notRun) assert.ok(b.notRun!.length > 5, `${b.file}:${b.line}: say why`);
 });
@@ -241,13 +279,33 @@ t('each block runs and exits 0, or is marked not-run with a reason', async (ctx)
 t('markers: only right before a fence', () => {
   assert.throws(
     () => commandBlocks('x.md', 'text\n<!-- not-run: a browser -->\ntext\n```sh\nls\n```\n'),
-    /x\.md:2: a not-run marker must be right before a fence/,
+    /x\.md:2: a marker \(not-run\) must be right before a fence/,
   );
   const [b] = commandBlocks(
     'x.md',
     '<!-- not-run: a browser -->\n```sh\nls\n```\n```json\n{}\n```',
   );
   assert.equal(b, { file: 'x.md', line: 2, lang: 'sh', code: 'ls', notRun: 'a browser' });
+  assert.throws(
+    () => commandBlocks('x.md', '<!-- expect: 409 taken -->\ntext\n```sh\nls\n```'),
+    /x\.md:1: a marker \(expect\) must be right before a fence/,
+  );
+  const [shows] = commandBlocks(
+    'x.md',
+    '<!-- expect: 404, 409 gone and taken -->\n\n```sh\nls\n```',
+  );
+  assert.equal(shows, { file: 'x.md', line: 3, lang: 'sh', code: 'ls', expect: [404, 409] });
+  assert.throws(
+    () => commandBlocks('x.md', '<!-- expect: 409 -->\n```sh\nls\n```'),
+    /x\.md:1: write <!-- not-run: why --> or <!-- expect: 409 why -->/,
+  );
+  // The statuses a block's curls received, against what it shows.
+  assert.is(problems([200, 201, 204], []), undefined);
+  assert.match(problems([200, 404], [])!, /^answered 404: a block that shows an error says so/);
+  assert.match(problems([302], [])!, /^answered 302/);
+  assert.is(problems([202, 409, 409], [409]), undefined);
+  assert.match(problems([202, 404, 409], [409])!, /^answered 404/);
+  assert.is(problems([202], [409]), 'its expect marker names 409, never answered');
   assert.equal(namedFiles('```yaml\n# school.yaml\nversion: 1\n```\n```yaml\nversion: 2\n```\n'), [
     { name: 'school.yaml', text: '# school.yaml\nversion: 1\n' },
   ]);
