@@ -76,6 +76,7 @@ export async function createServices({ config, db, clock, logger, ...deps }: Ser
     webhookSender,
     secretsKey,
     logger,
+    config.webhookPerEndpoint,
   );
   const webhookFanOut = new WebhookFanOut(clock, jobs, eventCatalog);
   events.onRecord(

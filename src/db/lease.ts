@@ -123,42 +123,54 @@ export class Lease {
   }
 
   /**
+   * Waits for the group's lock (PostgreSQL; the one claimBatch tries) until the transaction ends:
+   * a caller that must not miss a group's free slot (a finished attempt handing its slot on) waits
+   * for another claimer of the group instead of skipping it, then sees what that one committed.
+   */
+  async lockGroup({ tx }: { tx: Tx }, value: number): Promise<void> {
+    if (isPostgres(tx))
+      await tx.raw('SELECT pg_advisory_xact_lock(hashtext(?), ?::int)', [
+        `lease:${this.c.table}`,
+        value,
+      ]);
+  }
+
+  /**
    * Claims up to `limit` claimable rows that pass `where`, in `orderBy` order, at most `perGroup`
    * held at once in each `group` (counting those already held); returns the ids claimed. One
    * statement writes them all. Call it inside a transaction: the locks last until its end.
    */
-  async claimBatch(
+  async claimBatch({ tx }: { tx: Tx }, h: Holder, opts: BatchOptions): Promise<number[]> {
+    const rows = await this.claimBatchRows({ tx }, h, opts);
+    return rows.map((r) => Number(r[this.c.id]));
+  }
+
+  /** claimBatch, returning the claimed rows as they were before the claim (every column). */
+  async claimBatchRows(
     { tx }: { tx: Tx },
     h: Holder,
-    opts: {
-      group: string;
-      perGroup: number;
-      limit: number;
-      orderBy: string;
-      where?: Where;
-      set?: Record<string, unknown>;
-    },
-  ): Promise<number[]> {
+    opts: BatchOptions,
+  ): Promise<Record<string, any>[]> {
     const { table, id: key, owner: o, until } = this.c;
-    const q = tx(table).select(key, opts.group);
+    const q = tx(table).select(opts.columns ?? [key, opts.group]);
     this.claimable(q, h.owner, h.now);
     opts.where?.(q);
     // Rows held by this owner count as held, not as candidates.
     q.where((w) => w.whereNull(o).orWhereNot(o, h.owner));
     if (isPostgres(tx))
       q.whereRaw('pg_try_advisory_xact_lock(hashtext(?), ??::int)', [`lease:${table}`, opts.group]);
-    q.orderBy(opts.orderBy).limit(opts.limit * 4);
+    q.orderBy(opts.orderBy as any).limit(opts.limit * 4);
     const candidates = await (isPostgres(tx) ? q.forUpdate().skipLocked() : q);
     const groups = [...new Set(candidates.map((r: any) => String(r[opts.group])))];
     const held = await this.heldPerGroup({ tx }, opts.group, groups, h.now);
-    const picked: number[] = [];
+    const picked: Record<string, any>[] = [];
     for (const r of candidates) {
       if (picked.length >= opts.limit) break;
       const g = String(r[opts.group]);
       const n = held.get(g) ?? 0;
       if (n >= opts.perGroup) continue;
       held.set(g, n + 1);
-      picked.push(Number(r[key]));
+      picked.push(r);
     }
     if (picked.length === 0) return [];
     const t = this.c.takeovers;
@@ -166,10 +178,26 @@ export class Lease {
       ? { [t]: tx.raw('?? + CASE WHEN ?? IS NULL OR ?? = ? THEN 0 ELSE 1 END', [t, o, o, h.owner]) }
       : {};
     await tx(table)
-      .whereIn(key, picked)
+      .whereIn(
+        key,
+        picked.map((r) => r[key]),
+      )
       .update({ ...opts.set, ...counted, [o]: h.owner, [until]: h.until });
     return picked;
   }
+}
+
+export interface BatchOptions {
+  group: string;
+  perGroup: number;
+  limit: number;
+  /** A column, or several (ties broken by the next). */
+  orderBy: string | string[];
+  where?: Where;
+  /** Written beside the lease (raw expressions see the row as it was before the claim). */
+  set?: Record<string, unknown>;
+  /** The columns claimBatchRows returns (default: the key and the group). */
+  columns?: string[];
 }
 
 /**

@@ -57,9 +57,8 @@ export class WebhookFanOut {
               event_id: event.id,
               event_type: event.type,
               status: 'pending',
-              // Waiting for a slot of the endpoint from the start: an attempt there that finishes
-              // claims it, and its job then finds nothing left to do (see dispatcher.ts).
-              waiting: true,
+              // Due at once: the endpoint's job claims it, or an attempt there that finishes
+              // first (its job then finds nothing left to do; see dispatcher.ts).
               next_attempt_at: now.toISOString(),
               due_at: now.toISOString(),
               deadline_at: new Date(now.getTime() + WINDOW_MS).toISOString(),
@@ -67,9 +66,8 @@ export class WebhookFanOut {
               updated_at: now.toISOString(),
             });
       const ids = await repo.insertMany({ tx }, rows);
-      // One job per endpoint and transaction: it claims its first delivery and fills the
-      // endpoint's free slots with the deliveries waiting there, the others this transaction
-      // recorded too. (A savepoint has a handle of its own: a job rolled back with one is not
+      // One job per endpoint and transaction: it fills the endpoint's free slots with the
+      // deliveries due there, the others this transaction recorded too. (A savepoint has a handle of its own: a job rolled back with one is not
       // counted here.)
       let woken = this.woken.get(tx);
       if (!woken) this.woken.set(tx, (woken = new Set()));
