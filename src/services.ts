@@ -79,6 +79,9 @@ export async function createServices({ config, db, clock, logger, ...deps }: Ser
     config.webhookPerEndpoint,
   );
   const webhookFanOut = new WebhookFanOut(clock, jobs, eventCatalog);
+  const accounts = new AccountsService(db, clock, secretsKey);
+  // An account active again: the webhook deliveries that waited while it was not go out.
+  accounts.onActivated((tx, accountId) => webhookFanOut.resume({ tx }, accountId));
   events.onRecord(
     (tx, event) => webhookFanOut.fanOut({ tx }, event),
     (tx, list) => webhookFanOut.fanOutMany({ tx }, list),
@@ -159,7 +162,7 @@ export async function createServices({ config, db, clock, logger, ...deps }: Ser
     rateLimits,
     audit: new AuditService(db, config.auditRetentionDays, cursors),
     // ---- access: accounts and their credentials; account settings ----
-    accounts: new AccountsService(db, clock, secretsKey),
+    accounts,
     credentials,
     settings: new SettingsService(db, clock),
     // ---- students and the catalog ----

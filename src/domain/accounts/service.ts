@@ -47,6 +47,7 @@ export class AccountsService {
   private readonly db: Db;
   private readonly clock: Clock;
   private readonly secretsKey: Buffer;
+  private readonly activated: ((tx: Tx, accountId: number) => Promise<void>)[] = [];
   /** `secretsKey` seals administrators' TOTP secrets (src/secrets-key.ts). */
   constructor(db: Db, clock: Clock, secretsKey: Buffer) {
     this.db = db;
@@ -88,9 +89,17 @@ export class AccountsService {
     return { id };
   }
 
+  /** Called in the transaction that makes an account active (again): its deferred work resumes. */
+  onActivated(listener: (tx: Tx, accountId: number) => Promise<void>): void {
+    this.activated.push(listener);
+  }
+
   async setAccountStatus(id: number, status: (typeof ACCOUNT_STATUSES)[number]) {
-    const n = await accountsRepo.setStatus({ tx: this.db }, id, status);
-    if (!n) throw new AppError('not_found');
+    await transaction(this.db, async (tx) => {
+      const n = await accountsRepo.setStatus({ tx }, id, status);
+      if (!n) throw new AppError('not_found');
+      if (status === 'active') for (const listener of this.activated) await listener(tx, id);
+    });
     return { id, status };
   }
 

@@ -245,7 +245,8 @@ export const deliveriesRepo = {
   },
 
   /**
-   * The endpoint's state for a claim, read without any lock: whether it still sends, how many of
+   * The endpoint's state for a claim, read without any lock: whether it still sends (and its
+   * account is active), how many of
    * its deliveries are held (attempts under way; an expired lease is a worker that died) and
    * whether any is due and free. One statement.
    */
@@ -253,21 +254,29 @@ export const deliveriesRepo = {
     { tx }: { tx: Tx },
     endpointId: number,
     now: string,
-  ): Promise<{ live: boolean; held: number; due: boolean } | null> {
-    const r = await firstRow<{ status: string; deleted_at: unknown; held: unknown; due: unknown }>(
+  ): Promise<{ live: boolean; active: boolean; held: number; due: boolean } | null> {
+    const r = await firstRow<{
+      status: string;
+      deleted_at: unknown;
+      account_status: string;
+      held: unknown;
+      due: unknown;
+    }>(
       { tx },
-      'SELECT e.status, e.deleted_at, ' +
+      'SELECT e.status, e.deleted_at, a.status AS account_status, ' +
         '(SELECT COUNT(*) FROM webhook_deliveries h WHERE h.endpoint_id = e.id ' +
         'AND h.lease_owner IS NOT NULL AND h.lease_until >= ?) AS held, ' +
         '(SELECT COUNT(*) FROM (SELECT 1 FROM webhook_deliveries d WHERE d.endpoint_id = e.id ' +
         'AND d.waiting = ? AND d.due_at <= ? AND (d.lease_owner IS NULL OR d.lease_until < ?) AND ' +
         DUE_SQL +
-        ' LIMIT 1) x) AS due FROM webhook_endpoints e WHERE e.id = ?',
+        ' LIMIT 1) x) AS due FROM webhook_endpoints e JOIN accounts a ON a.id = e.account_id ' +
+        'WHERE e.id = ?',
       [now, false, now, now, now, endpointId],
     );
     if (!r) return null;
     return {
       live: r.status === 'enabled' && !r.deleted_at,
+      active: r.account_status === 'active',
       held: Number(r.held),
       due: Number(r.due) > 0,
     };
@@ -321,6 +330,25 @@ export const deliveriesRepo = {
         prior_status: null,
         updated_at: now,
       });
+  },
+
+  /** For each endpoint of the account with a delivery due: one of them (the lowest id). */
+  async firstDueOfAccount(
+    { tx }: { tx: Tx },
+    accountId: number,
+    now: string,
+  ): Promise<{ id: number; endpointId: number }[]> {
+    // Through the account's endpoints (at most 20), each by its due index: not the whole table.
+    const rows = await allRows<{ id: unknown; endpoint_id: unknown }>(
+      { tx },
+      'SELECT e.id AS endpoint_id, (SELECT MIN(d.id) FROM webhook_deliveries d ' +
+        'WHERE d.endpoint_id = e.id AND d.waiting = ? AND d.due_at <= ?) AS id ' +
+        'FROM webhook_endpoints e WHERE e.account_id = ?',
+      [false, now, accountId],
+    );
+    return rows
+      .filter((r) => r.id !== null)
+      .map((r) => ({ id: Number(r.id), endpointId: Number(r.endpoint_id) }));
   },
 
   /** Endpoints with a delivery due (oldest first): the recovery sweep claims at each. */

@@ -159,6 +159,9 @@ export class WebhookDispatcher {
       await transaction(this.db, (tx) => repo.closeDue({ tx }, endpointId, this.iso()));
       return null;
     }
+    // Its account is not active (blocked, removed, unavailable): the deliveries wait, due, and
+    // go out when it is active again (AccountsService.onActivated, then WebhookFanOut.resume).
+    if (!state.active) return null;
     if (state.held >= this.perEndpoint) return null;
     await this.slot();
     // More slots of this process, if free now (never waited for: the first one is enough).
@@ -228,11 +231,20 @@ export class WebhookDispatcher {
    * of the lease primitive, one read of the events and one of the secrets, whatever their number.
    * An endpoint that no longer sends closes what is due there instead.
    */
-  private async claim({ tx }: { tx: Tx }, endpointId: number, max: number): Promise<Claim[]> {
+  private async claim(
+    { tx }: { tx: Tx },
+    endpointId: number,
+    max: number,
+    /** Read by the caller in this transaction. */
+    read?: { endpoint: Endpoint; accountActive: boolean },
+  ): Promise<Claim[]> {
     await leases.lockGroup({ tx }, endpointId);
-    const endpoint = await endpointsRepo.byId({ tx }, endpointId);
-    if (!endpoint) return [];
+    const found = read ?? (await endpointsRepo.withAccount({ tx }, endpointId));
+    if (!found) return [];
+    const { endpoint } = found;
     const now = this.iso();
+    // Not active: nothing is sent, nothing closed; what is due waits (see dispatchEndpoint).
+    if (!found.accountActive) return [];
     if (endpoint.status !== 'enabled' || endpoint.deletedAt) {
       await repo.closeDue({ tx }, endpointId, now);
       return [];
@@ -396,7 +408,8 @@ export class WebhookDispatcher {
     handOver: boolean,
   ): Promise<{ next: Claim[]; look: boolean }> {
     const endpointId = outcomes[0]!.claim.endpointId;
-    const endpoint = (await endpointsRepo.byId({ tx }, endpointId))!;
+    const read = (await endpointsRepo.withAccount({ tx }, endpointId))!;
+    const { endpoint } = read;
     const found = await repo.getMany(
       { tx },
       outcomes.map((o) => o.claim.deliveryId),
@@ -485,7 +498,8 @@ export class WebhookDispatcher {
     if (!live || this.closing) return { next: [], look: false };
     // This process has callers waiting for slots: the endpoint's next ones wait their turn.
     if (!handOver) return { next: [], look: true };
-    const next = await this.claim({ tx }, endpoint.id, outcomes.length);
+    if (!read.accountActive) return { next: [], look: false };
+    const next = await this.claim({ tx }, endpoint.id, outcomes.length, read);
     return { next, look: next.length < outcomes.length };
   }
 }

@@ -84,6 +84,18 @@ export class WebhookFanOut {
     }
   }
 
+  /**
+   * The account is active again: a job for each of its endpoints with deliveries due, which
+   * waited while it was not (blocked, removed, unavailable), in the transaction that activates it.
+   */
+  async resume({ tx }: { tx: Tx }, accountId: number): Promise<void> {
+    for (const d of await repo.firstDueOfAccount({ tx }, accountId, this.iso()))
+      await this.jobs.enqueue({ tx }, DELIVER_TASK, {
+        delivery_id: d.id,
+        endpoint_id: d.endpointId,
+      });
+  }
+
   /** A replay of one delivery (an item of a webhook.replay operation), in its transaction. */
   async requestReplay(
     { tx }: { tx: Tx },
