@@ -120,7 +120,12 @@ try {
   // Statements the app sent through its own pool meanwhile (not graphile-worker's: its pool is
   // its own), per delivery: the recording transactions' share included.
   let queries = 0;
-  db.on('query', () => queries++);
+  // BENCH_QUERY_LOG=1: the statements of the burst by text, most frequent first, on stderr.
+  const texts = new Map<string, number>();
+  db.on('query', (q: { sql: string }) => {
+    queries++;
+    if (process.env.BENCH_QUERY_LOG) texts.set(q.sql, (texts.get(q.sql) ?? 0) + 1);
+  });
   const started = now();
   const cpu = process.cpuUsage();
   const ids: string[] = [];
@@ -140,6 +145,8 @@ try {
   const used = process.cpuUsage(cpu);
   const cpuMs = (used.user + used.system) / 1000;
 
+  for (const [sql, n] of [...texts].sort((a, b) => b[1] - a[1]))
+    process.stderr.write(`${(n / BURST).toFixed(2)}  ${sql.slice(0, 160)}\n`);
   console.log(
     JSON.stringify({
       engine: postgres ? 'postgres' : 'sqlite',
