@@ -1,9 +1,9 @@
 // Webhook deliveries (one per event and endpoint) and their attempts (tables of migration 009).
 // Every function takes the caller's `tx`.
 import { keyset, pages, type PageParams } from '../../db/page.ts';
-import type { Knex } from 'knex';
 import type { CursorCodec } from '../../db/cursor.ts';
 import { isPostgres, type Tx } from '../../db/engine.ts';
+import { Expression } from '../../db/lease.ts';
 import { bool, insertId } from '../../db/dialect.ts';
 import {
   allRows,
@@ -283,13 +283,11 @@ export const deliveriesRepo = {
   },
 
   /** Narrows a claim to the endpoint's deliveries with an attempt due (see DUE_SQL). */
-  dueAt(endpointId: number, now: string) {
-    return (q: Knex.QueryBuilder) =>
-      q
-        .where('endpoint_id', endpointId)
-        .where('waiting', false)
-        .where('due_at', '<=', now)
-        .whereRaw(DUE_SQL, [now]);
+  dueAt(endpointId: number, now: string): { sql: string; params: unknown[] } {
+    return {
+      sql: `endpoint_id = ? AND waiting = ? AND due_at <= ? AND ${DUE_SQL}`,
+      params: [endpointId, false, now, now],
+    };
   },
 
   /**
@@ -297,10 +295,10 @@ export const deliveriesRepo = {
    * over keeps the one it had), and `due_at` at the lease's end, where the sweep finds it should
    * the worker die.
    */
-  claimed({ tx }: { tx: Tx }, until: string, now: string): Record<string, unknown> {
+  claimed(until: string, now: string): Record<string, unknown> {
     return {
       status: 'in_progress',
-      prior_status: tx.raw(
+      prior_status: new Expression(
         "CASE WHEN status = 'in_progress' THEN COALESCE(prior_status, 'failed') ELSE status END",
       ),
       due_at: until,
@@ -313,8 +311,9 @@ export const deliveriesRepo = {
    * deliveries are canceled, others (a replay asked of a delivered one) keep their status.
    */
   closeDue({ tx }: { tx: Tx }, endpointId: number, now: string): Promise<number> {
+    const due = deliveriesRepo.dueAt(endpointId, now);
     return tx('webhook_deliveries')
-      .modify(deliveriesRepo.dueAt(endpointId, now))
+      .whereRaw(due.sql, due.params as any[])
       .where((w) => w.whereNull('lease_owner').orWhere('lease_until', '<', now))
       .update({
         status: tx.raw(

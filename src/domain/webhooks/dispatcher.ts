@@ -260,8 +260,10 @@ export class WebhookDispatcher {
         limit: max,
         orderBy: ['due_at', 'id'],
         where: repo.dueAt(endpointId, now),
-        set: repo.claimed({ tx }, until, now),
+        set: repo.claimed(until, now),
         columns: ['*'],
+        // One endpoint: the first `max` due are the ones to claim.
+        candidates: max,
       },
     );
     if (rows.length === 0) return [];
