@@ -2045,7 +2045,10 @@ export interface paths {
          *     in place of ids (a module's `product_id` and `parent_id`, an access schedule's product, a
          *     delivery's products, schedules and tags), and with the rules the services enforce (unique
          *     keys and tag names, existing ids, groups only at the top level, no circular references, a
-         *     gateway product id listened to by one delivery, a schedule of the granted product). Every problem is a detail whose `field` is its path in the
+         *     gateway product id listened to by one delivery, a schedule of the granted product, no two
+         *     resources exchanging a name or gateway product id: each change applies alone, so an
+         *     exchange takes two plans). A value moved from one resource to another applies in the order
+         *     that frees it first. Every problem is a detail whose `field` is its path in the
          *     manifest (`resources.3.properties.name`): 422 `plan_invalid`; an entry of a type plans do
          *     not accept (data such as `user`, or a type not supported yet) is 422
          *     `unsupported_resource`. Besides `plans.write`, the credential needs the write permission

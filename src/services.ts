@@ -79,9 +79,6 @@ export async function createServices({ config, db, clock, logger, ...deps }: Ser
     config.webhookPerEndpoint,
   );
   const webhookFanOut = new WebhookFanOut(clock, jobs, eventCatalog);
-  const accounts = new AccountsService(db, clock, secretsKey);
-  // An account active again: the webhook deliveries that waited while it was not go out.
-  accounts.onActivated((tx, accountId) => webhookFanOut.resume({ tx }, accountId));
   events.onRecord(
     (tx, event) => webhookFanOut.fanOut({ tx }, event),
     (tx, list) => webhookFanOut.fanOutMany({ tx }, list),
@@ -162,7 +159,12 @@ export async function createServices({ config, db, clock, logger, ...deps }: Ser
     rateLimits,
     audit: new AuditService(db, config.auditRetentionDays, cursors),
     // ---- access: accounts and their credentials; account settings ----
-    accounts,
+    // An account active again lets go of what waited while it was not: its emails (the outbox
+    // holds them) and its webhook deliveries (they wait, due).
+    accounts: new AccountsService(db, clock, secretsKey, async (scope, id) => {
+      await sales.outbox.release(scope, id);
+      await webhookFanOut.resume(scope, id);
+    }),
     credentials,
     settings: new SettingsService(db, clock),
     // ---- students and the catalog ----

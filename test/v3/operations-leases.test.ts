@@ -6,6 +6,8 @@ import { suite } from 'uvu';
 import * as assert from 'uvu/assert';
 import { TestClock } from '../../src/clock.ts';
 import { LEASE_MS } from '../../src/domain/operations/runner.ts';
+import { AppError } from '../../src/errors.ts';
+import { JobReleased } from '../../src/jobs/types.ts';
 import { boot, type Booted } from '../helpers/app.ts';
 import { allItems, submit, testType } from '../helpers/operations.ts';
 
@@ -185,5 +187,114 @@ t('rejections list at most 100 details', async ({ b }) => {
   assert.is(invalid.body.error.details.length, 100);
   assert.is(invalid.body.error.details[99].field, 'items.99.payload.email');
 });
+
+t(
+  'a worker stopping mid-way keeps what it did, lets go of the lease, and is run again',
+  async ({ b }) => {
+    const stop = new AbortController();
+    b.app.services.operations.types['test.stop'] = {
+      permission: 'users.write',
+      maxItems: 100,
+      async apply(_tx, _account, payload) {
+        // The worker is told to stop while the first chunk (25 items) runs.
+        if (payload.id === 'p3') stop.abort();
+        return { id: payload.id };
+      },
+    };
+    const res = await submit(b, 'test.stop', items(30));
+    const id = res.body.data.id;
+    const released = await b.app.services.operationRunner
+      .run(Number(id), {
+        jobId: 'test',
+        attempt: 1,
+        workerId: 'test-host/1/runner',
+        signal: stop.signal,
+      })
+      .then(
+        () => null,
+        (err) => err,
+      );
+    assert.ok(released instanceof JobReleased, String(released));
+    const row = await b.app
+      .db('operations')
+      .where({ id: Number(id) })
+      .first();
+    assert.equal([row.status, row.lease_owner, Number(row.done)], ['running', null, 25]);
+    await run(b, id);
+    const done = await op(b, id);
+    assert.equal([done.status, done.progress], ['succeeded', { total: 30, done: 30, failed: 0 }]);
+  },
+);
+
+t('a set-based type applies whole chunks; a chunk it declines goes item by item', async ({ b }) => {
+  const chunks: number[] = [];
+  const single: string[] = [];
+  b.app.services.operations.types['test.many'] = {
+    permission: 'users.write',
+    maxItems: 1000,
+    setBasedOnSqlite: true,
+    async apply(_tx, _account, payload) {
+      single.push(payload.id);
+      if (payload.fail) throw new AppError('not_found');
+      return { id: payload.id, one: true };
+    },
+    async applyMany(_tx, _account, payloads) {
+      chunks.push(payloads.length);
+      // An item that would fail: the chunk goes item by item, where it fails alone.
+      if (payloads.some((p) => p.fail)) return null;
+      return payloads.map((p) => ({ id: p.id, many: true }));
+    },
+  };
+  const res = await submit(
+    b,
+    'test.many',
+    items(250, (i) => (i === 220 ? { id: `p${i}`, fail: true } : { id: `p${i}` })),
+  );
+  const id = res.body.data.id;
+  await run(b, id);
+  // 100 items a set-based chunk; the third (200-249) declined and went 25 a transaction.
+  assert.equal(chunks, [100, 100, 50]);
+  assert.is(single.length, 50);
+  const done = await op(b, id);
+  assert.equal(
+    [done.status, done.progress],
+    ['partially_succeeded', { total: 250, done: 249, failed: 1 }],
+  );
+  const all = await allItems(b, id);
+  assert.equal(all[0].result, { id: 'p0', many: true });
+  assert.equal(all[210].result, { id: 'p210', one: true });
+  assert.equal([all[220].status, all[220].error.code], ['failed', 'not_found']);
+});
+
+t(
+  'a prepared type: each item prepared outside the transaction, one a chunk; a failed preparation fails its item',
+  async ({ b }) => {
+    const order: string[] = [];
+    b.app.services.operations.types['test.prepared'] = {
+      permission: 'users.write',
+      maxItems: 100,
+      async prepare(_account, payload) {
+        order.push(`prepare ${payload.id}`);
+        if (payload.fail) throw new AppError('not_found');
+        return `ready ${payload.id}`;
+      },
+      async apply(_tx, _account, payload, { prepared }) {
+        order.push(`apply ${payload.id}`);
+        return { id: payload.id, prepared };
+      },
+    };
+    const res = await submit(
+      b,
+      'test.prepared',
+      items(3, (i) => (i === 1 ? { id: `p${i}`, fail: true } : { id: `p${i}` })),
+    );
+    await run(b, res.body.data.id);
+    assert.equal(order, ['prepare p0', 'apply p0', 'prepare p1', 'prepare p2', 'apply p2']);
+    const all = await allItems(b, res.body.data.id);
+    assert.equal(all[0].result, { id: 'p0', prepared: 'ready p0' });
+    assert.equal([all[1].status, all[1].error.code], ['failed', 'not_found']);
+    assert.is((await op(b, res.body.data.id)).status, 'partially_succeeded');
+  },
+);
 
 t.run();

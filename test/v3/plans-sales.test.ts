@@ -489,4 +489,58 @@ t(
   },
 );
 
+t(
+  'unique values moved between resources: the one giving it up applies first; a swap is refused',
+  async (ctx) => {
+    const b = await school(ctx.b);
+    const m = SHOP();
+    (m.resources as any[]).push(
+      { type: 'tag', key: 'other', properties: { name: 'other' } },
+      {
+        type: 'delivery',
+        key: 'second',
+        properties: { gateway: 'generic', name: 'Second', external_ids: ['x-1'] },
+      },
+    );
+    assert.is((await applied(b, (await planned(b, m)).id)).status, 'succeeded');
+
+    // The tag takes the schedule's name, the second delivery (first in the file) takes py-1 from
+    // the checkout: each only once the other resource has let go of it.
+    const moved = structuredClone(m) as any;
+    moved.resources[1].properties.name = 'Yearly';
+    moved.resources[6].properties.name = 'Python yearly';
+    moved.resources[0].properties.external_ids = ['py-2'];
+    moved.resources[8].properties.external_ids = ['x-1', 'py-1'];
+    moved.resources.unshift(moved.resources.pop());
+    const p = await planned(b, moved);
+    assert.equal(
+      p.changes.filter((c: any) => c.action === 'update').map((c: any) => `${c.type}.${c.key}`),
+      ['access_schedule.yearly', 'tag.buyer', 'delivery.checkout', 'delivery.second'],
+    );
+    const op = await applied(b, p.id);
+    assert.is(op.status, 'succeeded', JSON.stringify(op));
+    const tags = (await b.api('GET', '/api/v3/tags?limit=100')).body.data;
+    assert.ok(tags.some((t: any) => t.name === 'Python yearly' && t.id !== undefined));
+    const deliveries = (await b.api('GET', '/api/v3/sales/deliveries')).body.data;
+    assert.equal(
+      deliveries.map((d: any) => `${d.name}: ${d.external_ids.sort().join(',')}`).sort(),
+      ['Python checkout: py-2', 'Second: py-1,x-1'],
+    );
+
+    // Two tags exchanging names, two deliveries exchanging a gateway id: no order applies them
+    // one change at a time, so the plan says so at each field instead of failing half-applied.
+    const swap = structuredClone(moved) as any;
+    swap.resources[7].properties.name = 'other';
+    swap.resources[8].properties.name = 'Python yearly';
+    swap.resources[0].properties.external_ids = ['x-1', 'py-2'];
+    swap.resources[1].properties.external_ids = ['py-1'];
+    assert.equal((await invalid(b, swap)).sort(), [
+      'resources.0.properties.external_ids already_exists',
+      'resources.1.properties.external_ids already_exists',
+      'resources.7.properties.name already_exists',
+      'resources.8.properties.name already_exists',
+    ]);
+  },
+);
+
 t.run();

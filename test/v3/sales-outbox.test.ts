@@ -150,3 +150,44 @@ smtp('a transient refusal (451) is retried until it goes through', async ({ b, s
 });
 
 smtp.run();
+
+const held = suite<{ b: Booted; server: SmtpServer }>('v3 sales: outbox of an account not active');
+held.before(async (ctx) => {
+  ctx.server = await smtpServer();
+  ctx.b = await boot({ env: { SMTP_URL: `smtp://127.0.0.1:${ctx.server.port}` } });
+});
+held.after(async (ctx) => {
+  await ctx.b.close();
+  await ctx.server.close();
+});
+
+held(
+  'a blocked school writes to nobody: its emails wait, then go once it is active',
+  async (ctx) => {
+    const { b, server } = ctx;
+    const first = await welcome(b, 'held-1@example.com');
+    const second = await welcome(b, 'held-2@example.com');
+    const { accounts } = b.app.services;
+    await accounts.setAccountStatus(b.accountId, 'blocked');
+    await b.app.startWorkers();
+    for (const to of [first, second]) {
+      const row = await emailTo(b, to, (r) => r.status !== 'queued');
+      // Held, not tried: its tries are kept for when it can go.
+      assert.equal([row.status, row.attempts, row.error], ['held', 0, null]);
+    }
+    assert.is(server.messages.length, 0);
+
+    // Another status that is not active holds them too; active again, each is sent once.
+    await accounts.setAccountStatus(b.accountId, 'unavailable');
+    await accounts.setAccountStatus(b.accountId, 'active');
+    for (const to of [first, second]) {
+      const row = await emailTo(b, to, (r) => r.status === 'sent');
+      assert.is(row.attempts, 1);
+    }
+    await accounts.setAccountStatus(b.accountId, 'active');
+    await new Promise((r) => setTimeout(r, 200));
+    assert.equal(server.messages.map((m) => m.to.join()).sort(), [first, second]);
+  },
+);
+
+held.run();

@@ -2,6 +2,7 @@
 import { newRevision } from '../shared/ids.ts';
 import type { Tx } from '../../db/knex.ts';
 import { insertId } from '../../db/dialect.ts';
+import { isPostgres } from '../../db/engine.ts';
 
 export const accountsRepo = {
   async any({ tx }: { tx: Tx }): Promise<boolean> {
@@ -27,6 +28,16 @@ export const accountsRepo = {
 
   async status({ tx }: { tx: Tx }, id: number): Promise<string | null> {
     const r = await tx('accounts').where('id', id).first('status');
+    return r ? String(r.status) : null;
+  },
+
+  /**
+   * The status, held until the transaction ends on PostgreSQL (a change of it waits): what acts
+   * on it cannot interleave with the change (SQLite's write transactions are serial already).
+   */
+  async statusForShare({ tx }: { tx: Tx }, id: number): Promise<string | null> {
+    const q = tx('accounts').where('id', id).first('status');
+    const r = await (isPostgres(tx) ? q.forShare() : q);
     return r ? String(r.status) : null;
   },
 

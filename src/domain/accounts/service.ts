@@ -38,21 +38,30 @@ export async function verifyPassword(password: string, stored: string): Promise<
   return crypto.timingSafeEqual(expected, got);
 }
 
+const noop: OnReactivated = async () => {};
+
 export const ACCOUNT_STATUSES = ['active', 'blocked', 'removed', 'unavailable'] as const;
 
 /** Authenticated context of a sealed TOTP secret: it opens only as one. */
 export const TOTP_CONTEXT = 'administrator-totp';
 
+/** What runs, in the transaction of the change, when an account becomes active again. */
+export type OnReactivated = (scope: { tx: Tx }, accountId: number) => Promise<void>;
+
 export class AccountsService {
   private readonly db: Db;
   private readonly clock: Clock;
   private readonly secretsKey: Buffer;
-  private readonly activated: ((tx: Tx, accountId: number) => Promise<void>)[] = [];
-  /** `secretsKey` seals administrators' TOTP secrets (src/secrets-key.ts). */
-  constructor(db: Db, clock: Clock, secretsKey: Buffer) {
+  private readonly onReactivated: OnReactivated;
+  /**
+   * `secretsKey` seals administrators' TOTP secrets (src/secrets-key.ts); `onReactivated` lets
+   * go of what waited while the account was not active (its emails: the outbox holds them).
+   */
+  constructor(db: Db, clock: Clock, secretsKey: Buffer, onReactivated: OnReactivated = noop) {
     this.db = db;
     this.clock = clock;
     this.secretsKey = secretsKey;
+    this.onReactivated = onReactivated;
   }
 
   private now(): string {
@@ -89,18 +98,14 @@ export class AccountsService {
     return { id };
   }
 
-  /** Called in the transaction that makes an account active (again): its deferred work resumes. */
-  onActivated(listener: (tx: Tx, accountId: number) => Promise<void>): void {
-    this.activated.push(listener);
-  }
-
   async setAccountStatus(id: number, status: (typeof ACCOUNT_STATUSES)[number]) {
-    await transaction(this.db, async (tx) => {
-      const n = await accountsRepo.setStatus({ tx }, id, status);
-      if (!n) throw new AppError('not_found');
-      if (status === 'active') for (const listener of this.activated) await listener(tx, id);
+    return transaction(this.db, async (tx) => {
+      const before = await accountsRepo.status({ tx }, id);
+      if (before === null || !(await accountsRepo.setStatus({ tx }, id, status)))
+        throw new AppError('not_found');
+      if (status === 'active' && before !== 'active') await this.onReactivated({ tx }, id);
+      return { id, status };
     });
-    return { id, status };
   }
 
   async createRootCredential(

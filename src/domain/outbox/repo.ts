@@ -4,7 +4,8 @@ import type { Tx } from '../../db/knex.ts';
 import { bool, insertId } from '../../db/dialect.ts';
 import { toRow } from '../shared/row.ts';
 
-export type EmailStatus = 'queued' | 'sent' | 'failed' | 'suppressed';
+/** held: its account was not active when its turn came; queued again when it is (service.ts). */
+export type EmailStatus = 'queued' | 'held' | 'sent' | 'failed' | 'suppressed';
 
 export interface Email {
   id: number;
@@ -93,6 +94,16 @@ export const outboxRepo = {
   /** Settles a queued email; false when it was settled already (another run got there). */
   async settle({ tx }: { tx: Tx }, id: number, s: Settlement): Promise<boolean> {
     return (await tx('emails').where({ id, status: 'queued' }).update(toRow(s))) > 0;
+  },
+
+  /** An account's held emails queued again; their ids, to enqueue their jobs. */
+  async release({ tx }: { tx: Tx }, accountId: number): Promise<number[]> {
+    const ids = (
+      await tx('emails').where({ account_id: accountId, status: 'held' }).select('id')
+    ).map((r: { id: number }) => Number(r.id));
+    if (ids.length)
+      await tx('emails').whereIn('id', ids).where('status', 'held').update({ status: 'queued' });
+    return ids;
   },
 
   async recordAttempt({ tx }: { tx: Tx }, id: number, error: string): Promise<void> {

@@ -10,6 +10,7 @@ import type { JobEngine } from '../../jobs/types.ts';
 import { rejection } from '../shared/rejections.ts';
 import { PermanentFailure, type Mailer } from './mailer.ts';
 import { outboxRepo as repo, type Email, type Recipient } from './repo.ts';
+import { accountsRepo } from '../accounts/repo.ts';
 
 export const SEND_EMAIL_TASK = 'email.send';
 /**
@@ -64,6 +65,22 @@ export class OutboxService {
   async send(emailId: number, attempt = 1): Promise<Email['status'] | null> {
     const email = await repo.get({ tx: this.db }, emailId);
     if (!email || email.status !== 'queued') return email?.status ?? null;
+    // A blocked, removed or unavailable school writes to nobody: the email waits, without using
+    // its tries, until the account is active again (release, in the transaction of that change).
+    // The common case reads the status alone; holding reads it again, held for the transaction
+    // (a reactivation in between then finds the email held and queues it).
+    const active = (await accountsRepo.status({ tx: this.db }, email.accountId)) === 'active';
+    const turn = active
+      ? 'send'
+      : await inTransaction(this.db, undefined, async (tx) => {
+          if ((await accountsRepo.statusForShare({ tx }, email.accountId)) === 'active')
+            return 'send';
+          return (await repo.settle({ tx }, email.id, { status: 'held', error: null }))
+            ? 'held'
+            : 'gone';
+        });
+    if (turn === 'held') return 'held';
+    if (turn === 'gone') return (await repo.get({ tx: this.db }, emailId))?.status ?? null;
     const lower = email.to.toLowerCase();
     if ((await repo.recipient({ tx: this.db }, email.accountId, lower))?.bounced) {
       await inTransaction(this.db, undefined, (tx) =>
@@ -188,6 +205,17 @@ export class OutboxService {
   }
 
   /** A sandbox reset: every email and address of the account. */
+  /** The account is active again: its held emails are queued, each with its sending job. */
+  async release({ tx }: { tx: Tx }, accountId: number): Promise<void> {
+    for (const id of await repo.release({ tx }, accountId))
+      await this.jobs.enqueue(
+        { tx },
+        SEND_EMAIL_TASK,
+        { email_id: id },
+        { maxAttempts: EMAIL_MAX_ATTEMPTS },
+      );
+  }
+
   async resetAccount({ tx }: { tx: Tx }, accountId: number): Promise<number> {
     return repo.removeAccount({ tx }, accountId);
   }

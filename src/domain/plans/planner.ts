@@ -6,6 +6,7 @@ import { fromId } from '../shared/ids.ts';
 import type { State } from './state.ts';
 import { mapRefs, refTarget, sitesOf } from './refs.ts';
 import { crossRules, detail, normalize, same, type Planned } from './rules.ts';
+import { moveEdges, swaps, type Move } from './moves.ts';
 import {
   isPlanType,
   isRef,
@@ -148,8 +149,11 @@ export function computePlan(
   const planned: Planned = { typed, desired, existing, byKey, state, at, prune: !!manifest.prune };
   details.push(...crossRules(planned));
   if (details.length) throw invalid(details);
+  const moves = moveEdges(planned);
+  details.push(...swaps(moves, at));
+  if (details.length) throw invalid(details);
 
-  return changesOf(planned);
+  return changesOf(planned, applyOrder(planned, edges, moves));
 }
 
 /** Entries whose references lead back to them. */
@@ -196,11 +200,45 @@ const phase = (id: number | null) => (id === null ? 1 : 0);
 /** Deliveries and Diamond automations have no DELETE route: archived, or never pruned. */
 export const PRUNED: PlanType[] = PLAN_TYPES.filter((t) => t !== 'diamond');
 
-function changesOf({ typed, desired, existing, state, prune }: Planned): Change[] {
-  const order = typed
-    .map((e, i) => ({ i, r: rank(e.type, desired[i]!), p: phase(existing[i]!) }))
-    .sort((a, b) => a.r - b.r || a.p - b.p || a.i - b.i);
-  const changes: Change[] = order.map(({ i }) => {
+/**
+ * The entries in the order their changes apply: by rank and phase, except that an entry waits for
+ * what it references and for the entries that free a value it takes (./moves.ts). Neither waits
+ * on a cycle: references and moves were checked for cycles before.
+ */
+function applyOrder({ typed, desired, existing }: Planned, refs: number[][], moves: Move[][]) {
+  const key = typed.map((e, i) => [rank(e.type, desired[i]!), phase(existing[i]!), i] as const);
+  const before = (a: number, b: number) =>
+    key[a]![0] - key[b]![0] || key[a]![1] - key[b]![1] || a - b;
+  const waiting = typed.map((_, i) => new Set([...refs[i]!, ...moves[i]!.map((m) => m.after)]));
+  const freed: number[][] = typed.map(() => []);
+  waiting.forEach((ws, i) => ws.forEach((j) => freed[j]!.push(i)));
+  // Ready entries, kept sorted: the first is the next change.
+  const ready: number[] = [];
+  const add = (i: number) => {
+    let lo = 0;
+    let hi = ready.length;
+    while (lo < hi) {
+      const mid = (lo + hi) >> 1;
+      if (before(ready[mid]!, i) < 0) lo = mid + 1;
+      else hi = mid;
+    }
+    ready.splice(lo, 0, i);
+  };
+  typed.forEach((_, i) => waiting[i]!.size === 0 && add(i));
+  const order: number[] = [];
+  while (ready.length) {
+    const i = ready.shift()!;
+    order.push(i);
+    for (const k of freed[i]!) {
+      waiting[k]!.delete(i);
+      if (waiting[k]!.size === 0) add(k);
+    }
+  }
+  return order;
+}
+
+function changesOf({ typed, desired, existing, state, prune }: Planned, order: number[]): Change[] {
+  const changes: Change[] = order.map((i) => {
     const e = typed[i]!;
     const d = desired[i]!;
     const product =

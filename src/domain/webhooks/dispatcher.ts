@@ -160,7 +160,7 @@ export class WebhookDispatcher {
       return null;
     }
     // Its account is not active (blocked, removed, unavailable): the deliveries wait, due, and
-    // go out when it is active again (AccountsService.onActivated, then WebhookFanOut.resume).
+    // go out when it is active again (the accounts service's onReactivated, then WebhookFanOut.resume).
     if (!state.active) return null;
     if (state.held >= this.perEndpoint) return null;
     await this.slot();
