@@ -8,7 +8,7 @@
 // cpuMsPerDelivery: this process's CPU time (user + system) during the burst, per delivery; the
 // receiver runs in this process too, so it counts its side of each request as well.
 //
-//   node bench/webhooks.ts [database=sqlite] [events=200] [burst=1000] [workers=0]
+//   [WEBHOOK_PER_ENDPOINT=n] node bench/webhooks.ts [database=sqlite] [events=200] [burst=1000] [workers=0]
 // database: `sqlite` (a fresh file in a temporary folder) or a postgres:// URL (a `bench_<random>`
 // schema, made and dropped here). workers (PostgreSQL): the deliveries are made by that many
 // `npm run worker` processes (src/worker.ts) on the same schema instead of this process, which
@@ -54,6 +54,10 @@ const url = `http://127.0.0.1:${(receiver.address() as AddressInfo).port}/hooks`
 const env = {
   WEBHOOK_ALLOW_PRIVATE_TARGETS: 'true',
   SECRETS_KEY: crypto.randomBytes(32).toString('base64url'),
+  // The per-endpoint limit, when the run sets it (its default otherwise), in every process.
+  ...(process.env.WEBHOOK_PER_ENDPOINT
+    ? { WEBHOOK_PER_ENDPOINT: process.env.WEBHOOK_PER_ENDPOINT }
+    : {}),
 };
 const shared = WORKERS ? await createBenchSchema(database) : null;
 const { services, db, postgres, close } = await benchServices(database, 'webhooks', {
@@ -74,7 +78,8 @@ try {
           ...env,
           DATABASE_URL: database,
           DATABASE_SCHEMA: shared!.schema,
-          LOG_LEVEL: 'silent',
+          // BENCH_WORKER_LOG=warn: the worker processes' warnings and errors on stderr.
+          LOG_LEVEL: process.env.BENCH_WORKER_LOG ?? 'silent',
         },
         stdio: ['ignore', 'ignore', 'inherit'],
       }),
@@ -115,7 +120,12 @@ try {
   // Statements the app sent through its own pool meanwhile (not graphile-worker's: its pool is
   // its own), per delivery: the recording transactions' share included.
   let queries = 0;
-  db.on('query', () => queries++);
+  // BENCH_QUERY_LOG=1: the statements of the burst by text, most frequent first, on stderr.
+  const texts = new Map<string, number>();
+  db.on('query', (q: { sql: string }) => {
+    queries++;
+    if (process.env.BENCH_QUERY_LOG) texts.set(q.sql, (texts.get(q.sql) ?? 0) + 1);
+  });
   const started = now();
   const cpu = process.cpuUsage();
   const ids: string[] = [];
@@ -135,6 +145,8 @@ try {
   const used = process.cpuUsage(cpu);
   const cpuMs = (used.user + used.system) / 1000;
 
+  for (const [sql, n] of [...texts].sort((a, b) => b[1] - a[1]))
+    process.stderr.write(`${(n / BURST).toFixed(2)}  ${sql.slice(0, 160)}\n`);
   console.log(
     JSON.stringify({
       engine: postgres ? 'postgres' : 'sqlite',

@@ -23,6 +23,8 @@ export interface Config {
   logFormat: 'json' | 'pretty';
   rateLimit: { source: number; account: number; credential: number };
   webhookAllowPrivateTargets: boolean;
+  /** Attempts under way at once per webhook endpoint, across instances (WEBHOOK_PER_ENDPOINT). */
+  webhookPerEndpoint: number;
   secretsKey: string | undefined;
   /** smtp(s)://user:pass@host:port: the outbox sends through it; unset, emails go to the log. */
   smtpUrl: string | undefined;
@@ -131,6 +133,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
       false,
       'WEBHOOK_ALLOW_PRIVATE_TARGETS',
     ),
+    webhookPerEndpoint: positive(env.WEBHOOK_PER_ENDPOINT, 4, 'WEBHOOK_PER_ENDPOINT', 64),
     secretsKey: env.SECRETS_KEY || undefined,
     smtpUrl: env.SMTP_URL || undefined,
     emailFrom: env.EMAIL_FROM || 'School Platform <no-reply@school.invalid>',

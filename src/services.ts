@@ -76,6 +76,7 @@ export async function createServices({ config, db, clock, logger, ...deps }: Ser
     webhookSender,
     secretsKey,
     logger,
+    config.webhookPerEndpoint,
   );
   const webhookFanOut = new WebhookFanOut(clock, jobs, eventCatalog);
   events.onRecord(
@@ -158,9 +159,12 @@ export async function createServices({ config, db, clock, logger, ...deps }: Ser
     rateLimits,
     audit: new AuditService(db, config.auditRetentionDays, cursors),
     // ---- access: accounts and their credentials; account settings ----
-    accounts: new AccountsService(db, clock, secretsKey, (scope, id) =>
-      sales.outbox.release(scope, id),
-    ),
+    // An account active again lets go of what waited while it was not: its emails (the outbox
+    // holds them) and its webhook deliveries (they wait, due).
+    accounts: new AccountsService(db, clock, secretsKey, async (scope, id) => {
+      await sales.outbox.release(scope, id);
+      await webhookFanOut.resume(scope, id);
+    }),
     credentials,
     settings: new SettingsService(db, clock),
     // ---- students and the catalog ----

@@ -6,11 +6,13 @@
 // else's lease says whose, so the caller records it. A batch claim takes several rows in one
 // statement, at most `perGroup` held per group (an endpoint's attempts under way): on PostgreSQL
 // the candidates are locked with FOR UPDATE SKIP LOCKED and each group's count is taken under a
-// transaction-level advisory lock of that group, so two instances never both see a free slot;
-// SQLite runs write transactions one at a time. Times are ISO strings from the injectable clock.
+// transaction-level advisory lock of that group, so two instances never both see a free slot
+// (a caller that must not skip a group waits for that lock first: lockGroup); SQLite runs write
+// transactions one at a time. Times are ISO strings from the injectable clock.
 import type { Knex } from 'knex';
 import { isPostgres, type Db, type Tx } from './engine.ts';
 import { whileAway } from './pg-errors.ts';
+import { allRows, execute } from './statements.ts';
 import { transaction } from './tx.ts';
 
 export interface LeaseColumns {
@@ -113,13 +115,27 @@ export class Lease {
   /** Rows held at `now` (not expired), per group, among `groups`. */
   async heldPerGroup({ tx }: { tx: Tx }, group: string, groups: unknown[], now: string) {
     if (groups.length === 0) return new Map<string, number>();
-    const rows = await tx(this.c.table)
-      .whereIn(group, groups as any[])
-      .whereNotNull(this.c.owner)
-      .where(this.c.until, '>=', now)
-      .groupBy(group)
-      .select(group, tx.raw('COUNT(*) AS n'));
-    return new Map(rows.map((r: any) => [String(r[group]), Number(r.n)]));
+    const { table, owner: o, until } = this.c;
+    const rows = await allRows<Record<string, unknown>>(
+      { tx },
+      `SELECT ${group}, COUNT(*) AS n FROM ${table} WHERE ${group} IN (${marks(groups.length)}) ` +
+        `AND ${o} IS NOT NULL AND ${until} >= ? GROUP BY ${group}`,
+      [...groups, now],
+    );
+    return new Map(rows.map((r) => [String(r[group]), Number(r.n)]));
+  }
+
+  /**
+   * Waits for the group's lock (PostgreSQL; the one claimBatch tries) until the transaction ends:
+   * a caller that must not miss a group's free slot (a finished attempt handing its slot on) waits
+   * for another claimer of the group instead of skipping it, then sees what that one committed.
+   */
+  async lockGroup({ tx }: { tx: Tx }, value: number): Promise<void> {
+    if (isPostgres(tx))
+      await tx.raw('SELECT pg_advisory_xact_lock(hashtext(?), ?::int)', [
+        `lease:${this.c.table}`,
+        value,
+      ]);
   }
 
   /**
@@ -127,49 +143,103 @@ export class Lease {
    * held at once in each `group` (counting those already held); returns the ids claimed. One
    * statement writes them all. Call it inside a transaction: the locks last until its end.
    */
-  async claimBatch(
+  async claimBatch({ tx }: { tx: Tx }, h: Holder, opts: BatchOptions): Promise<number[]> {
+    const rows = await this.claimBatchRows({ tx }, h, opts);
+    return rows.map((r) => Number(r[this.c.id]));
+  }
+
+  /**
+   * claimBatch, returning the claimed rows as they were before the claim (the `columns` asked
+   * for). Portable `?` SQL through src/db/statements.ts: prepared once (SQLite) or named
+   * (PostgreSQL), not compiled by knex at every claim.
+   */
+  async claimBatchRows(
     { tx }: { tx: Tx },
     h: Holder,
-    opts: {
-      group: string;
-      perGroup: number;
-      limit: number;
-      orderBy: string;
-      where?: Where;
-      set?: Record<string, unknown>;
-    },
-  ): Promise<number[]> {
+    opts: BatchOptions,
+  ): Promise<Record<string, any>[]> {
     const { table, id: key, owner: o, until } = this.c;
-    const q = tx(table).select(key, opts.group);
-    this.claimable(q, h.owner, h.now);
-    opts.where?.(q);
-    // Rows held by this owner count as held, not as candidates.
-    q.where((w) => w.whereNull(o).orWhereNot(o, h.owner));
-    if (isPostgres(tx))
-      q.whereRaw('pg_try_advisory_xact_lock(hashtext(?), ??::int)', [`lease:${table}`, opts.group]);
-    q.orderBy(opts.orderBy).limit(opts.limit * 4);
-    const candidates = await (isPostgres(tx) ? q.forUpdate().skipLocked() : q);
-    const groups = [...new Set(candidates.map((r: any) => String(r[opts.group])))];
+    const pg = isPostgres(tx);
+    const columns = (opts.columns ?? [key, opts.group]).join(', ');
+    const order = [opts.orderBy].flat().join(', ');
+    // Claimable (free or expired; the owner's own rows count as held, not as candidates).
+    let sql =
+      `SELECT ${columns} FROM ${table} WHERE (${o} IS NULL OR (${until} < ? AND ${o} <> ?)) ` +
+      (opts.where ? `AND (${opts.where.sql}) ` : '');
+    const params: unknown[] = [h.now, h.owner, ...(opts.where?.params ?? [])];
+    if (pg) {
+      sql += `AND pg_try_advisory_xact_lock(hashtext(?), ${opts.group}::int) `;
+      params.push(`lease:${table}`);
+    }
+    sql += `ORDER BY ${order} LIMIT ?` + (pg ? ' FOR UPDATE SKIP LOCKED' : '');
+    params.push(opts.candidates ?? opts.limit * 4);
+    const candidates = await allRows<Record<string, any>>({ tx }, sql, params);
+    const groups = [...new Set(candidates.map((r) => String(r[opts.group])))];
     const held = await this.heldPerGroup({ tx }, opts.group, groups, h.now);
-    const picked: number[] = [];
+    const picked: Record<string, any>[] = [];
     for (const r of candidates) {
       if (picked.length >= opts.limit) break;
       const g = String(r[opts.group]);
       const n = held.get(g) ?? 0;
       if (n >= opts.perGroup) continue;
       held.set(g, n + 1);
-      picked.push(Number(r[key]));
+      picked.push(r);
     }
     if (picked.length === 0) return [];
+    // Every SET expression sees the row as it was: the takeover is counted against the holder
+    // being replaced.
+    const sets: string[] = [];
+    const values: unknown[] = [];
+    for (const [column, value] of Object.entries(opts.set ?? {})) {
+      if (value instanceof Expression) sets.push(`${column} = ${value.sql}`);
+      else {
+        sets.push(`${column} = ?`);
+        values.push(value);
+      }
+    }
     const t = this.c.takeovers;
-    const counted = t
-      ? { [t]: tx.raw('?? + CASE WHEN ?? IS NULL OR ?? = ? THEN 0 ELSE 1 END', [t, o, o, h.owner]) }
-      : {};
-    await tx(table)
-      .whereIn(key, picked)
-      .update({ ...opts.set, ...counted, [o]: h.owner, [until]: h.until });
+    if (t) {
+      sets.push(`${t} = ${t} + CASE WHEN ${o} IS NULL OR ${o} = ? THEN 0 ELSE 1 END`);
+      values.push(h.owner);
+    }
+    sets.push(`${o} = ?`, `${until} = ?`);
+    values.push(h.owner, h.until);
+    await execute(
+      { tx },
+      `UPDATE ${table} SET ${sets.join(', ')} WHERE ${key} IN (${marks(picked.length)})`,
+      [...values, ...picked.map((r) => r[key])],
+    );
     return picked;
   }
+}
+
+/** An SQL expression to write in a claim's `set` (it sees the row as it was before the claim). */
+export class Expression {
+  readonly sql: string;
+  constructor(sql: string) {
+    this.sql = sql;
+  }
+}
+
+const marks = (n: number) => Array.from({ length: n }, () => '?').join(', ');
+
+export interface BatchOptions {
+  group: string;
+  perGroup: number;
+  limit: number;
+  /** A column, or several (ties broken by the next). */
+  orderBy: string | string[];
+  /** Portable `?` SQL narrowing the candidates (the table's own column names). */
+  where?: { sql: string; params: unknown[] };
+  /** Written beside the lease: values, or an Expression (which sees the row before the claim). */
+  set?: Record<string, unknown>;
+  /** The columns claimBatchRows returns (default: the key and the group). */
+  columns?: string[];
+  /**
+   * Rows read (and locked) to choose from (default 4 x `limit`, for groups that are full); a
+   * claim narrowed to one group by `where` needs no more than `limit`.
+   */
+  candidates?: number;
 }
 
 /**

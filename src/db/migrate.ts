@@ -26,6 +26,7 @@ import * as m022 from './migrations/022_audit_account_index.ts';
 import * as m023 from './migrations/023_auth_version_order.ts';
 import * as m025 from './migrations/025_lease_takeovers.ts';
 import * as m026 from './migrations/026_jobs_task_index.ts';
+import * as m028 from './migrations/028_webhook_claims.ts';
 
 const migrations: Record<string, Knex.Migration> = {
   '001_foundation': m001,
@@ -52,6 +53,7 @@ const migrations: Record<string, Knex.Migration> = {
   '023_auth_version_order': m023,
   '025_lease_takeovers': m025,
   '026_jobs_task_index': m026,
+  '028_webhook_claims': m028,
 };
 
 const source: Knex.MigrationSource<string> = {

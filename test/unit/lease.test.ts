@@ -198,4 +198,42 @@ t('batch claims at once in two transactions (PostgreSQL): the cap holds', async 
   assert.is(Number((await db('lease_t').whereNotNull('holder').count({ n: '*' }))[0]!.n), 2);
 });
 
+t(
+  'lockGroup (PostgreSQL): a claimer waits for the group, then sees what was released',
+  async ({ database }) => {
+    const { db } = database;
+    if (!isPostgres(db)) return;
+    await reset(
+      db,
+      [1, 2, 3].map((id) => ({ id, grp: 7 })),
+    );
+    await db('lease_t')
+      .whereIn('id', [1, 2])
+      .update({ holder: 'p', held_until: at(30) });
+    const opts = { group: 'grp', perGroup: 2, limit: 10, orderBy: ['id'] };
+    let release!: () => void;
+    const hold = new Promise<void>((r) => (release = r));
+    let locked = false;
+    // The first transaction holds the group's lock and frees one of its two slots, uncommitted.
+    const one = db.transaction(async (tx) => {
+      await lease.lockGroup({ tx }, 7);
+      await lease.release({ tx }, 1, 'p');
+      locked = true;
+      await hold;
+    });
+    while (!locked) await new Promise((r) => setTimeout(r, 5));
+    let claimed: number[] | null = null;
+    const two = db.transaction(async (tx) => {
+      await lease.lockGroup({ tx }, 7);
+      claimed = await lease.claimBatch({ tx }, { owner: 'q', now: at(1), until: at(30) }, opts);
+    });
+    await new Promise((r) => setTimeout(r, 200));
+    assert.is(claimed, null, 'waits for the group instead of skipping it');
+    release();
+    await Promise.all([one, two]);
+    // It saw the slot freed by the first transaction's commit (skipping would have claimed none).
+    assert.equal(claimed, [1]);
+  },
+);
+
 t.run();

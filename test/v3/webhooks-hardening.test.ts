@@ -159,11 +159,10 @@ p('a name that resolves to them at delivery time reaches nothing', async ({ b, r
     });
     for (; next < EMBEDDED.length; next++) {
       await createUser(b);
-      const list = await settle(
-        b,
-        id,
-        (l) => l.length === next + 1 && l.every((d) => d.attempts_count === 1),
-      );
+      // The newest delivery (first in the list) has had its attempt. Not "every one exactly
+      // one": on a loaded machine the loop outlasts the first retry (5 s, real time on
+      // PostgreSQL's job clock), and the earlier deliveries are then on their second attempt.
+      const list = await settle(b, id, (l) => l.length === next + 1 && l[0].attempts_count >= 1);
       assert.is(list[0].status, 'failed', EMBEDDED[next]);
       assert.is(list[0].last_attempt.http_status, null);
       assert.is(

@@ -3,6 +3,7 @@
 import { keyset, pages, type PageParams } from '../../db/page.ts';
 import type { CursorCodec } from '../../db/cursor.ts';
 import { isPostgres, type Tx } from '../../db/engine.ts';
+import { Expression } from '../../db/lease.ts';
 import { bool, insertId } from '../../db/dialect.ts';
 import {
   allRows,
@@ -67,6 +68,16 @@ const COLUMN_TYPES: Record<string, string> = {
   lease_takeovers: 'int',
   waiting: 'boolean',
 };
+
+/**
+ * A delivery (not held, its `due_at` passed) with an attempt due at `?` (now): a replay asked
+ * for, or an automatic attempt of an open one (pending, failed; for a lease taken over, the
+ * status it had before).
+ */
+const DUE_SQL =
+  "(replays_pending > 0 OR ((CASE WHEN status = 'in_progress' THEN " +
+  "COALESCE(prior_status, 'failed') ELSE status END) IN ('pending', 'failed') " +
+  'AND next_attempt_at <= ?))';
 
 const num = (v: unknown) => (v === null || v === undefined ? null : Number(v));
 
@@ -233,65 +244,121 @@ export const deliveriesRepo = {
     ]);
   },
 
-  /** Attempts of the endpoint under way (an expired lease is a worker that died). */
-  async inFlight({ tx }: { tx: Tx }, endpointId: number, now: string): Promise<number> {
-    const r = await firstRow<{ n: unknown }>(
-      { tx },
-      "SELECT COUNT(*) AS n FROM webhook_deliveries WHERE endpoint_id = ? AND status = 'in_progress' AND lease_until > ?",
-      [endpointId, now],
-    );
-    return Number(r?.n ?? 0);
-  },
-
-  /** waiting(), whole rows. */
-  async waitingRows(
+  /**
+   * The endpoint's state for a claim, read without any lock: whether it still sends (and its
+   * account is active), how many of
+   * its deliveries are held (attempts under way; an expired lease is a worker that died) and
+   * whether any is due and free. One statement.
+   */
+  async pressure(
     { tx }: { tx: Tx },
     endpointId: number,
-    limit: number,
     now: string,
-  ): Promise<Delivery[]> {
-    const rows = await allRows(
+  ): Promise<{ live: boolean; active: boolean; held: number; due: boolean } | null> {
+    const r = await firstRow<{
+      status: string;
+      deleted_at: unknown;
+      account_status: string;
+      held: unknown;
+      due: unknown;
+    }>(
       { tx },
-      'SELECT * FROM webhook_deliveries WHERE endpoint_id = ? AND waiting = ? AND due_at <= ? ' +
-        'ORDER BY due_at, id LIMIT ?',
-      [endpointId, true, now, limit],
+      'SELECT e.status, e.deleted_at, a.status AS account_status, ' +
+        '(SELECT COUNT(*) FROM webhook_deliveries h WHERE h.endpoint_id = e.id ' +
+        'AND h.lease_owner IS NOT NULL AND h.lease_until >= ?) AS held, ' +
+        '(SELECT COUNT(*) FROM (SELECT 1 FROM webhook_deliveries d WHERE d.endpoint_id = e.id ' +
+        'AND d.waiting = ? AND d.due_at <= ? AND (d.lease_owner IS NULL OR d.lease_until < ?) AND ' +
+        DUE_SQL +
+        ' LIMIT 1) x) AS due FROM webhook_endpoints e JOIN accounts a ON a.id = e.account_id ' +
+        'WHERE e.id = ?',
+      [now, false, now, now, now, endpointId],
     );
-    return rows.map(map);
+    if (!r) return null;
+    return {
+      live: r.status === 'enabled' && !r.deleted_at,
+      active: r.account_status === 'active',
+      held: Number(r.held),
+      due: Number(r.due) > 0,
+    };
   },
 
-  /** Up to `limit` deliveries that wait for a free slot of the endpoint, longest waiting first. */
-  async waiting(
-    { tx }: { tx: Tx },
-    endpointId: number,
-    limit: number,
-    now: string,
-  ): Promise<number[]> {
-    // The (endpoint, waiting, due_at, id) index (migration 013) walks only this endpoint's
-    // waiting rows, in order: neither another endpoint's backlog nor this one's history.
-    const rows = await allRows<{ id: unknown }>(
-      { tx },
-      'SELECT id FROM webhook_deliveries WHERE endpoint_id = ? AND waiting = ? AND due_at <= ? ' +
-        'ORDER BY due_at, id LIMIT ?',
-      [endpointId, true, now, limit],
-    );
-    return rows.map((r) => Number(r.id));
+  /** Narrows a claim to the endpoint's deliveries with an attempt due (see DUE_SQL). */
+  dueAt(endpointId: number, now: string): { sql: string; params: unknown[] } {
+    return {
+      sql: `endpoint_id = ? AND waiting = ? AND due_at <= ? AND ${DUE_SQL}`,
+      params: [endpointId, false, now, now],
+    };
   },
 
-  /** Takes them: they no longer wait (whoever claims them next finds the endpoint full or not). */
-  async takeWaiting(
+  /**
+   * A claim writes these beside the lease: in progress, the status to return to (a lease taken
+   * over keeps the one it had), and `due_at` at the lease's end, where the sweep finds it should
+   * the worker die.
+   */
+  claimed(until: string, now: string): Record<string, unknown> {
+    return {
+      status: 'in_progress',
+      prior_status: new Expression(
+        "CASE WHEN status = 'in_progress' THEN COALESCE(prior_status, 'failed') ELSE status END",
+      ),
+      due_at: until,
+      updated_at: now,
+    };
+  },
+
+  /**
+   * The endpoint no longer sends (disabled, deleted): what is due there is closed; open
+   * deliveries are canceled, others (a replay asked of a delivered one) keep their status.
+   */
+  closeDue({ tx }: { tx: Tx }, endpointId: number, now: string): Promise<number> {
+    const due = deliveriesRepo.dueAt(endpointId, now);
+    return tx('webhook_deliveries')
+      .whereRaw(due.sql, due.params as any[])
+      .where((w) => w.whereNull('lease_owner').orWhere('lease_until', '<', now))
+      .update({
+        status: tx.raw(
+          "CASE WHEN (CASE WHEN status = 'in_progress' THEN COALESCE(prior_status, 'failed') " +
+            "ELSE status END) IN ('pending', 'failed') THEN 'canceled' " +
+            "WHEN status = 'in_progress' THEN COALESCE(prior_status, 'failed') ELSE status END",
+        ),
+        next_attempt_at: null,
+        due_at: null,
+        replays_pending: 0,
+        lease_owner: null,
+        lease_until: null,
+        prior_status: null,
+        updated_at: now,
+      });
+  },
+
+  /** For each endpoint of the account with a delivery due: one of them (the lowest id). */
+  async firstDueOfAccount(
     { tx }: { tx: Tx },
-    endpointId: number,
-    limit: number,
+    accountId: number,
     now: string,
-  ): Promise<number[]> {
-    const ids = await deliveriesRepo.waiting({ tx }, endpointId, limit, now);
-    for (const id of ids)
-      await execute({ tx }, updateSql('webhook_deliveries', ['waiting', 'updated_at']), [
-        false,
-        now,
-        id,
-      ]);
-    return ids;
+  ): Promise<{ id: number; endpointId: number }[]> {
+    // Through the account's endpoints (at most 20), each by its due index: not the whole table.
+    const rows = await allRows<{ id: unknown; endpoint_id: unknown }>(
+      { tx },
+      'SELECT e.id AS endpoint_id, (SELECT MIN(d.id) FROM webhook_deliveries d ' +
+        'WHERE d.endpoint_id = e.id AND d.waiting = ? AND d.due_at <= ?) AS id ' +
+        'FROM webhook_endpoints e WHERE e.account_id = ?',
+      [false, now, accountId],
+    );
+    return rows
+      .filter((r) => r.id !== null)
+      .map((r) => ({ id: Number(r.id), endpointId: Number(r.endpoint_id) }));
+  },
+
+  /** Endpoints with a delivery due (oldest first): the recovery sweep claims at each. */
+  async dueEndpoints({ tx }: { tx: Tx }, now: string, limit: number): Promise<number[]> {
+    const rows = await allRows<{ endpoint_id: unknown }>(
+      { tx },
+      'SELECT endpoint_id FROM webhook_deliveries WHERE waiting = ? AND due_at <= ? ' +
+        'GROUP BY endpoint_id ORDER BY MIN(due_at) LIMIT ?',
+      [false, now, limit],
+    );
+    return rows.map((r) => Number(r.endpoint_id));
   },
 
   /** The endpoint was disabled or deleted: nothing more is sent (attempts under way finish). */
@@ -307,34 +374,6 @@ export const deliveriesRepo = {
         replays_pending: 0,
         updated_at: now,
       });
-  },
-
-  /** Deliveries that need a worker now: due attempts, replays, leases of dead workers. */
-  async due({ tx }: { tx: Tx }, now: string, limit: number): Promise<number[]> {
-    // Not the waiting ones (see waitingEndpoints): a full endpoint's backlog, due since it was
-    // recorded, would fill every sweep and hide other endpoints' retries and expired leases.
-    const ids = await tx('webhook_deliveries')
-      .where('waiting', false)
-      .where('due_at', '<=', now)
-      .orderBy('due_at')
-      .limit(limit)
-      .pluck('id');
-    return ids.map(Number);
-  },
-
-  /** The endpoints that have deliveries waiting for a slot (one row per endpoint). */
-  async waitingEndpoints({ tx }: { tx: Tx }): Promise<number[]> {
-    const ids = await tx('webhook_endpoints')
-      .whereNull('deleted_at')
-      .whereExists((q) =>
-        q
-          .select(tx.raw('1'))
-          .from('webhook_deliveries as d')
-          .whereRaw('d.endpoint_id = webhook_endpoints.id')
-          .where('d.waiting', true),
-      )
-      .pluck('id');
-    return ids.map(Number);
   },
 
   /** Deliveries of the endpoint whose event matches a replay request, oldest event first. */

@@ -1,20 +1,25 @@
-// Carries out webhook deliveries (created by ./fanout.ts, with a `webhook.deliver` job each, in
-// the recording transaction). The job claims the delivery (a 60 s lease) and starts its HTTP
-// attempt, then returns: the attempt runs beside the job runner, so slow endpoints never hold the
-// runner's few slots. At most PER_ENDPOINT attempts per endpoint run at once (across instances:
-// claims lock the endpoint's row); a delivery that finds its endpoint full waits, and the next
-// attempt that finishes there wakes it. So a slow or dead endpoint delays only its own deliveries.
-// Claims and outcomes go by endpoint, several at a time: a claim reads the slots, the candidates,
-// their events and the secrets once and writes the claimed rows in one statement; outcomes that
-// finish while a transaction records others at the same endpoint wait for the next one (a group
-// commit), which records them all and hands their slots to the next deliveries waiting. So the
-// endpoint's lock is taken once per group, not once per delivery.
+// Carries out webhook deliveries (created by ./fanout.ts, with a `webhook.deliver` job per endpoint
+// and transaction, in the recording transaction). The job claims the endpoint's due deliveries
+// (60 s leases) and starts their HTTP attempts, then returns: the attempts run beside the job
+// runner, so slow endpoints never hold the runner's few slots.
+//
+// Claims go through the lease primitive (src/db/lease.ts): one batch claim takes an endpoint's due
+// deliveries oldest first, at most `perEndpoint` held at once (across instances: the primitive
+// counts the endpoint's held rows under its advisory lock of the endpoint); a lease of a worker
+// that died is taken over once it has run out, and counted in `lease_takeovers`. An endpoint that
+// is full has its deliveries wait, due: each attempt there, when it finishes, records its outcome
+// and claims the next due ones in the same transaction (its slot passes on), waiting for the
+// endpoint's lock rather than skipping it, so no free slot goes unseen. Outcomes at one endpoint
+// that finish while a transaction records others wait for the next one (a group commit).
+//
+// Scheduling is the job engine's: a retry is a job with its run_at, a replay a job. What a job
+// cannot carry (an attempt whose worker died: its lease runs out; a test that moved the clock) is
+// found by runDue(), the minute sweep, as a safety net.
 //
 // Statuses: pending -> in_progress -> delivered | failed (a retry is scheduled) -> ... -> dead
 // (none is left); canceled when the endpoint is disabled or deleted. Retries follow RETRY_MS
 // from the delivery's creation; `deadline_at` is the last of them. Times come from the injectable
-// clock; `due_at` says when a delivery next needs a worker, and runDue() (the minute sweep, or a
-// test that moved its clock) claims whatever is due, whatever the job queue's own clock says.
+// clock; `due_at` says when a delivery next needs a worker.
 import type { Clock } from '../../clock.ts';
 import type { Db, Tx } from '../../db/engine.ts';
 import { whileAway } from '../../db/pg-errors.ts';
@@ -22,6 +27,7 @@ import { transaction } from '../../db/tx.ts';
 import type { JobEngine } from '../../jobs/types.ts';
 import type { Logger } from '../../log.ts';
 import { unseal } from '../../secrets-key.ts';
+import { Lease } from '../../db/lease.ts';
 import { randomHex } from '../shared/ids.ts';
 import { eventsRepo } from '../events/repo.ts';
 import {
@@ -56,21 +62,9 @@ interface Claim {
   secrets: string[];
 }
 
-/** What the delivery has due at `now`: a replay, an automatic attempt, or nothing. */
-function dueness(d: Delivery, now: string) {
-  const abandoned = d.status === 'in_progress' && d.leaseUntil !== null && d.leaseUntil <= now;
-  const prior = abandoned ? (d.priorStatus ?? 'failed') : d.status;
-  const free = d.status !== 'in_progress' || abandoned;
-  const replay = free && d.replaysPending > 0;
-  const open = prior === 'pending' || prior === 'failed';
-  const automatic = free && open && d.nextAttemptAt !== null && d.nextAttemptAt <= now;
-  return { prior, open, replay, automatic, abandoned };
-}
-
-/** What recording an attempt's outcome gives its slot: its next claim, deliveries to wake. */
+/** What recording an attempt's outcome gives its slot: its next claim; `look`: claim again. */
 interface Settled {
   next: Claim | null;
-  woken: number[];
   look: boolean;
 }
 
@@ -87,6 +81,14 @@ const MAX_OPENED = 10_000;
 
 const is2xx = (s: number | null) => s !== null && s >= 200 && s < 300;
 
+/** The lease of an attempt on its delivery (src/db/lease.ts), grouped by endpoint. */
+const leases = new Lease({
+  table: 'webhook_deliveries',
+  owner: 'lease_owner',
+  until: 'lease_until',
+  takeovers: 'lease_takeovers',
+});
+
 export class WebhookDispatcher {
   private busy = 0;
   private closing = false;
@@ -102,6 +104,8 @@ export class WebhookDispatcher {
   readonly sender: WebhookSender;
   private readonly secretsKey: Buffer;
   private readonly logger: Logger;
+  /** Attempts at once per endpoint, across instances (WEBHOOK_PER_ENDPOINT). */
+  readonly perEndpoint: number;
 
   constructor(
     db: Db,
@@ -110,6 +114,7 @@ export class WebhookDispatcher {
     sender: WebhookSender,
     secretsKey: Buffer,
     logger: Logger,
+    perEndpoint = PER_ENDPOINT,
   ) {
     this.db = db;
     this.clock = clock;
@@ -117,6 +122,7 @@ export class WebhookDispatcher {
     this.sender = sender;
     this.secretsKey = secretsKey;
     this.logger = logger;
+    this.perEndpoint = perEndpoint;
   }
 
   private iso(offsetMs = 0): string {
@@ -124,96 +130,74 @@ export class WebhookDispatcher {
   }
 
   /**
-   * Claims the delivery if it has an attempt due and its endpoint a free slot, and fills the
-   * endpoint's other free slots with the deliveries waiting longest there, in one transaction;
-   * starts those attempts and resolves once they have started, with their promises (wrapped: a
-   * promise resolving to a promise would wait for it), or with null when none started.
+   * Claims what the delivery's endpoint has due, as many as it has free slots (the deliveries
+   * waiting longest first); starts those attempts and resolves once they have started, with
+   * their promises (wrapped: a promise resolving to a promise would wait for it), or with null
+   * when none started.
    */
   async dispatch(
     deliveryId: number,
     endpointId?: number,
   ): Promise<{ runs: Promise<void>[] } | null> {
+    if (this.closing) return null;
+    const id = endpointId ?? (await repo.get({ tx: this.db }, deliveryId))?.endpointId;
+    return id === undefined ? null : this.dispatchEndpoint(id);
+  }
+
+  /**
+   * Read first without any lock: nothing to claim when nothing is due, or when the endpoint is
+   * full. Leaving a due delivery to a full endpoint is safe: each attempt counted as held there,
+   * when it finishes, claims under the endpoint's lock what is due then, and if it left a slot
+   * free it looks again after its commit (so one that became due meanwhile is seen).
+   */
+  private async dispatchEndpoint(endpointId: number): Promise<{ runs: Promise<void>[] } | null> {
     // Stopping: what is due stays due, for the next process.
     if (this.closing) return null;
-    if (await this.nothingToDo(deliveryId)) return null;
+    const state = await repo.pressure({ tx: this.db }, endpointId, this.iso());
+    if (!state || !state.due) return null;
+    if (!state.live) {
+      await transaction(this.db, (tx) => repo.closeDue({ tx }, endpointId, this.iso()));
+      return null;
+    }
+    // Its account is not active (blocked, removed, unavailable): the deliveries wait, due, and
+    // go out when it is active again (the accounts service's onReactivated, then WebhookFanOut.resume).
+    if (!state.active) return null;
+    if (state.held >= this.perEndpoint) return null;
     await this.slot();
     // More slots of this process, if free now (never waited for: the first one is enough).
     let slots = 1;
-    while (slots < PER_ENDPOINT && this.busy < PER_PROCESS && this.waiters.length === 0) {
+    const free = this.perEndpoint - state.held;
+    while (slots < free && this.busy < PER_PROCESS && this.waiters.length === 0) {
       this.busy++;
       slots++;
     }
     let claims: Claim[];
     try {
-      claims = await transaction(this.db, (tx) =>
-        this.claimMany({ tx }, deliveryId, endpointId, slots),
-      );
+      claims = await transaction(this.db, (tx) => this.claim({ tx }, endpointId, slots));
     } catch (err) {
       for (let i = 0; i < slots; i++) this.release();
       throw err;
     }
     for (let i = claims.length; i < slots; i++) this.release();
     if (claims.length === 0) return null;
-    const runs = claims.map((claim) => {
-      const run = this.attempts(claim).finally(() => {
-        this.inflight.delete(run);
-        this.release();
-      });
-      this.inflight.add(run);
-      return run;
+    return { runs: claims.map((claim) => this.run(claim)) };
+  }
+
+  private run(claim: Claim): Promise<void> {
+    const run = this.attempts(claim).finally(() => {
+      this.inflight.delete(run);
+      this.release();
     });
-    return { runs };
+    this.inflight.add(run);
+    return run;
   }
 
-  /** The delivery, then up to `max` in all with those waiting longest for a slot of its endpoint. */
-  private async claimMany(
-    { tx }: { tx: Tx },
-    deliveryId: number,
-    endpointId: number | undefined,
-    max: number,
-  ): Promise<Claim[]> {
-    const id = endpointId ?? (await repo.get({ tx }, deliveryId))?.endpointId;
-    if (id === undefined) return [];
-    // PostgreSQL: the endpoint's row lock, held to the end of this transaction.
-    const endpoint = await endpointsRepo.lockRow({ tx }, id);
-    if (!endpoint) return [];
-    const first = await repo.get({ tx }, deliveryId);
-    return this.claimFrom({ tx }, endpoint, first?.endpointId === endpoint.id ? [first] : [], max);
-  }
-
-  /**
-   * Read outside any transaction, without the endpoint's lock: nothing to claim, because the
-   * endpoint has no free slot and the delivery waits for one (or has nothing due: an attempt that
-   * finished took it over already), or because it has a free slot but neither this delivery nor
-   * any other waits for it. Waiting without the lock is safe: every attempt counted as under way,
-   * when it finishes, either claims the longest-waiting delivery or, finding none waiting in its
-   * transaction, looks again after its commit (so one that started waiting meanwhile is seen).
-   */
-  private async nothingToDo(deliveryId: number): Promise<boolean> {
-    const d = await repo.get({ tx: this.db }, deliveryId);
-    if (!d) return true;
-    const now = this.iso();
-    const { replay, automatic } = dueness(d, now);
-    const due = replay || automatic;
-    if ((await repo.inFlight({ tx: this.db }, d.endpointId, now)) >= PER_ENDPOINT)
-      return d.waiting || !due;
-    // A free slot: this delivery, or those waiting there (a fan-out job stands for all the
-    // deliveries its transaction recorded for the endpoint).
-    if (due || d.waiting) return false;
-    return (await repo.waiting({ tx: this.db }, d.endpointId, 1, now)).length === 0;
-  }
-
-  /** Every delivery due by the clock; with `wait`, resolves when their attempts have finished. */
+  /** Every endpoint with something due by the clock; with `wait`, resolves when their attempts have finished. */
   async runDue(options: { wait?: boolean; limit?: number } = {}): Promise<number> {
-    const now = this.iso();
-    const ids = await repo.due({ tx: this.db }, now, options.limit ?? 500);
-    // Each endpoint with deliveries waiting: its longest-waiting one (a claim takes what slots
-    // are free); the rest follow as attempts finish.
-    for (const endpointId of await repo.waitingEndpoints({ tx: this.db }))
-      ids.push(...(await repo.waiting({ tx: this.db }, endpointId, 1, now)));
+    const endpoints = await repo.dueEndpoints({ tx: this.db }, this.iso(), options.limit ?? 500);
     const runs: Promise<void>[] = [];
-    for (const id of ids) {
-      const started = await this.dispatch(id);
+    for (const id of endpoints) {
+      const started = await this.dispatchEndpoint(id);
       if (started) runs.push(...started.runs);
     }
     if (options.wait) await Promise.all(runs);
@@ -242,105 +226,80 @@ export class WebhookDispatcher {
   }
 
   /**
-   * Claims, in order, `first` and then the deliveries waiting longest at the endpoint, up to `max`
-   * and while the endpoint has a free slot; the caller locked the endpoint's row (PostgreSQL) and
-   * read it. A delivery with nothing due stops waiting; one that finds the endpoint full waits
-   * (the next attempt there to finish wakes it); an endpoint disabled or deleted closes it. The
-   * claims are written together: one read of the slots, of the events, of the secrets, and one
-   * update of the claimed rows, whatever their number.
+   * Claims up to `max` of the endpoint's due deliveries, oldest first, while it has free slots,
+   * in the caller's transaction: waits for the endpoint's lock (PostgreSQL), then one batch claim
+   * of the lease primitive, one read of the events and one of the secrets, whatever their number.
+   * An endpoint that no longer sends closes what is due there instead.
    */
-  private async claimFrom(
+  private async claim(
     { tx }: { tx: Tx },
-    endpoint: Endpoint,
-    first: Delivery[],
+    endpointId: number,
     max: number,
+    /** Read by the caller in this transaction. */
+    read?: { endpoint: Endpoint; accountActive: boolean },
   ): Promise<Claim[]> {
+    await leases.lockGroup({ tx }, endpointId);
+    const found = read ?? (await endpointsRepo.withAccount({ tx }, endpointId));
+    if (!found) return [];
+    const { endpoint } = found;
     const now = this.iso();
-    const live = endpoint.status === 'enabled' && !endpoint.deletedAt;
-    const claims: Claim[] = [];
-    const seen = new Set<number>();
-    let inFlight = live ? await repo.inFlight({ tx }, endpoint.id, now) : 0;
-    let secrets: string[] | undefined;
-    let candidates = first;
-    for (;;) {
-      const waitingFlags: { id: number; values: Record<string, unknown> }[] = [];
-      const flag = (d: Delivery, waiting: boolean) => {
-        if (d.waiting !== waiting)
-          waitingFlags.push({ id: d.id, values: { waiting, updated_at: now } });
-      };
-      const picked: { d: Delivery; prior: DeliveryStatus; replay: boolean; taken: boolean }[] = [];
-      let full = false;
-      for (const d of candidates) {
-        seen.add(d.id);
-        const { prior, open, replay, automatic, abandoned } = dueness(d, now);
-        // Nothing to claim: it waits for nothing either.
-        if (!replay && !automatic) flag(d, false);
-        else if (!live) await this.close({ tx }, d.id, open ? 'canceled' : prior, now);
-        else if (inFlight >= PER_ENDPOINT) {
-          flag(d, true);
-          full = true;
-          break;
-        } else if (claims.length + picked.length < max) {
-          picked.push({ d, prior, replay, taken: abandoned });
-          inFlight++;
-        } else break;
-      }
-      const events = new Map(
-        (
-          await eventsRepo.getMany(
-            { tx },
-            endpoint.accountId,
-            picked.map((p) => p.d.eventId),
-          )
-        ).map((e) => [e.id, e]),
-      );
-      const leaseUntil = this.iso(LEASE_MS);
-      const claimed: { id: number; values: Record<string, unknown> }[] = [];
-      for (const { d, prior, replay, taken } of picked) {
-        const event = events.get(d.eventId);
-        if (!event) {
-          // Swept with its deliveries; nothing left to send.
-          flag(d, false);
-          inFlight--;
-          continue;
-        }
-        secrets ??= await this.secrets({ tx }, endpoint, now);
-        const owner = randomHex(8);
-        claimed.push({
-          id: d.id,
-          values: {
-            status: 'in_progress',
-            prior_status: prior,
-            lease_owner: owner,
-            lease_until: leaseUntil,
-            // Taken over from an attempt whose lease ran out: counted, as src/db/lease.ts does
-            // (read under the endpoint's lock, so the count is current).
-            lease_takeovers: d.leaseTakeovers + (taken ? 1 : 0),
-            // If this worker dies, the recovery sweep finds the delivery once the lease has run out.
-            due_at: leaseUntil,
-            waiting: false,
-            updated_at: now,
-          },
-        });
-        claims.push({
-          deliveryId: d.id,
-          endpointId: endpoint.id,
-          owner,
-          origin: replay ? 'replay' : 'automatic',
-          prior,
-          url: endpoint.url,
-          msgId: `evt_${event.id}`,
-          body: envelope(event),
-          secrets,
-        });
-      }
-      await repo.updateEach({ tx }, claimed);
-      await repo.updateEach({ tx }, waitingFlags);
-      if (full || !live || claims.length >= max) return claims;
-      const more = await repo.waitingRows({ tx }, endpoint.id, max - claims.length, now);
-      candidates = more.filter((d) => !seen.has(d.id));
-      if (candidates.length === 0) return claims;
+    // Not active: nothing is sent, nothing closed; what is due waits (see dispatchEndpoint).
+    if (!found.accountActive) return [];
+    if (endpoint.status !== 'enabled' || endpoint.deletedAt) {
+      await repo.closeDue({ tx }, endpointId, now);
+      return [];
     }
+    const until = this.iso(LEASE_MS);
+    const owner = `${this.jobs.workerId}/${randomHex(6)}`;
+    const rows = await leases.claimBatchRows(
+      { tx },
+      { owner, now, until },
+      {
+        group: 'endpoint_id',
+        perGroup: this.perEndpoint,
+        limit: max,
+        orderBy: ['due_at', 'id'],
+        where: repo.dueAt(endpointId, now),
+        set: repo.claimed(until, now),
+        columns: ['*'],
+        // One endpoint: the first `max` due are the ones to claim.
+        candidates: max,
+      },
+    );
+    if (rows.length === 0) return [];
+    const picked = rows.map((r) => repo.map(r));
+    const events = new Map(
+      (
+        await eventsRepo.getMany(
+          { tx },
+          endpoint.accountId,
+          picked.map((d) => d.eventId),
+        )
+      ).map((e) => [e.id, e]),
+    );
+    const secrets = await this.secrets({ tx }, endpoint, now);
+    const claims: Claim[] = [];
+    for (const d of picked) {
+      const prior = d.status === 'in_progress' ? (d.priorStatus ?? 'failed') : d.status;
+      const event = events.get(d.eventId);
+      if (!event) {
+        // Swept with its deliveries meanwhile; nothing left to send.
+        await this.close({ tx }, d.id, prior, now);
+        continue;
+      }
+      claims.push({
+        deliveryId: d.id,
+        endpointId: endpoint.id,
+        owner,
+        origin: d.replaysPending > 0 ? 'replay' : 'automatic',
+        prior,
+        url: endpoint.url,
+        msgId: `evt_${event.id}`,
+        body: envelope(event),
+        secrets,
+      });
+    }
+    return claims;
   }
 
   private async close({ tx }: { tx: Tx }, id: number, status: DeliveryStatus, now: string) {
@@ -373,7 +332,7 @@ export class WebhookDispatcher {
   }
 
   /**
-   * Runs the attempt, then the next one its endpoint had waiting, if finishing the first claimed it
+   * Runs the attempt, then the next one its endpoint had due, if finishing the first claimed it
    * (the slot passes straight on, in the same transaction), and so on.
    */
   private async attempts(first: Claim): Promise<void> {
@@ -393,15 +352,13 @@ export class WebhookDispatcher {
     const timestamp = Math.floor(this.clock.now().getTime() / 1000);
     const headers = signedHeaders(claim.secrets, claim.msgId, timestamp, claim.body);
     const result = await this.sender.send(claim.url, headers, claim.body);
-    const { next, woken, look } = await this.record(claim, result);
-    // Nothing was waiting when this transaction looked; one that started waiting since (without
-    // the lock: nothingToDo) is seen now.
-    if (look) woken.push(...(await repo.waiting({ tx: this.db }, claim.endpointId, 1, this.iso())));
-    // Straight to the next attempt in this process, without a trip through the job queue. Should
-    // the process stop first, the delivery is still due and the minute sweep claims it.
-    for (const id of woken)
-      void this.dispatch(id).catch((err) =>
-        this.logger.error({ err, delivery: id }, 'webhook dispatch failed'),
+    const { next, look } = await this.record(claim, result);
+    // A slot was left free: what became due since the claim looked (or what this process had no
+    // slot for) is claimed now, after the commit. Should the process stop first, the delivery is
+    // still due and the minute sweep claims it.
+    if (look)
+      void this.dispatchEndpoint(claim.endpointId).catch((err) =>
+        this.logger.error({ err, endpoint: claim.endpointId }, 'webhook dispatch failed'),
       );
     return next;
   }
@@ -409,7 +366,7 @@ export class WebhookDispatcher {
   /**
    * Records an attempt's outcome. Outcomes at one endpoint are written together: while one
    * transaction records some, those that finish meanwhile wait and go in the next one (a group
-   * commit), so the endpoint's lock is taken once for them all, not once per attempt.
+   * commit), so the endpoint's next claim is made once for them all, not once per attempt.
    */
   private record(claim: Claim, result: SendResult): Promise<Settled> {
     return new Promise((done, fail) => {
@@ -429,14 +386,12 @@ export class WebhookDispatcher {
       try {
         // The receiver has answered: should the database be away, the outcome waits for it
         // (while the lease lasts) rather than be lost and the delivery sent again.
-        const { next, woken, look } = await whileAway(
+        const { next, look } = await whileAway(
           () => transaction(this.db, (tx) => this.finish({ tx }, batch, handOver)),
           { maxMs: LEASE_MS, stop: () => this.closing },
         );
-        // Each finished attempt's slot takes one next claim; the first also wakes what is woken.
-        batch.forEach((o, i) =>
-          o.done({ next: next[i] ?? null, woken: i === 0 ? woken : [], look: i === 0 && look }),
-        );
+        // Each finished attempt's slot takes one next claim; the first also looks again.
+        batch.forEach((o, i) => o.done({ next: next[i] ?? null, look: i === 0 && look }));
       } catch (err) {
         for (const o of batch) o.fail(err);
       }
@@ -445,17 +400,18 @@ export class WebhookDispatcher {
   }
 
   /**
-   * Records the attempts (of one endpoint) and what follows from each. Their endpoint's slots are
-   * free again: with `handOver`, the next deliveries waiting there are claimed here (`next`, the
-   * slots' next attempts); otherwise they are returned in `woken`, for dispatch() to claim.
+   * Records the attempts (of one endpoint), releasing their leases, and what follows from each
+   * (a retry or a replay: a job). With `handOver`, their slots go to the endpoint's next due
+   * deliveries, claimed here (`next`); `look` when a slot was left over (or not handed over).
    */
   private async finish(
     { tx }: { tx: Tx },
     outcomes: { claim: Claim; result: SendResult }[],
     handOver: boolean,
-  ): Promise<{ next: Claim[]; woken: number[]; look: boolean }> {
-    const none = { next: [], woken: [], look: false };
-    const endpoint = (await endpointsRepo.lockRow({ tx }, outcomes[0]!.claim.endpointId))!;
+  ): Promise<{ next: Claim[]; look: boolean }> {
+    const endpointId = outcomes[0]!.claim.endpointId;
+    const read = (await endpointsRepo.withAccount({ tx }, endpointId))!;
+    const { endpoint } = read;
     const found = await repo.getMany(
       { tx },
       outcomes.map((o) => o.claim.deliveryId),
@@ -539,18 +495,13 @@ export class WebhookDispatcher {
       if (job.more) await this.jobs.enqueue({ tx }, DELIVER_TASK, payload);
       else await this.jobs.enqueue({ tx }, DELIVER_TASK, payload, { runAt: new Date(job.next!) });
     }
-    // Slots of the endpoint are free: the next deliveries that found it full take them.
-    if (!live) return none;
-    // Stopping: the waiting ones stay waiting (and due), for the other instances' finishing
-    // attempts and the next process's sweep; taking them here would only drop them from the line.
-    if (this.closing) return none;
-    if (!handOver) {
-      const woken = await repo.takeWaiting({ tx }, endpoint.id, 1, iso);
-      return { next: [], woken, look: woken.length === 0 };
-    }
-    // Claimed here, under the lock this transaction holds. Whatever is not claimed here is looked
-    // for again after the commit.
-    const next = await this.claimFrom({ tx }, endpoint, [], updates.length);
-    return { next, woken: [], look: next.length === 0 };
+    // Stopping, or the endpoint no longer sends: nothing more is claimed here. (Stopping, what is
+    // due stays due, for the other instances' finishing attempts and the next process's sweep.)
+    if (!live || this.closing) return { next: [], look: false };
+    // This process has callers waiting for slots: the endpoint's next ones wait their turn.
+    if (!handOver) return { next: [], look: true };
+    if (!read.accountActive) return { next: [], look: false };
+    const next = await this.claim({ tx }, endpoint.id, outcomes.length, read);
+    return { next, look: next.length < outcomes.length };
   }
 }

@@ -2,7 +2,7 @@
 // `webhook.deliver` job) per enabled endpoint subscribed to its type in its version; a replay item
 // asks for one more attempt of an existing delivery. Both commit or roll back with the caller.
 import type { Clock } from '../../clock.ts';
-import type { Tx } from '../../db/engine.ts';
+import { isPostgres, type Tx } from '../../db/engine.ts';
 import { AppError } from '../../errors.ts';
 import type { JobEngine } from '../../jobs/types.ts';
 import type { EventCatalog } from '../events/catalog.ts';
@@ -41,8 +41,11 @@ export class WebhookFanOut {
   async fanOutMany({ tx }: { tx: Tx }, events: Event[]): Promise<void> {
     const visible = events.filter((e) => this.catalog.currentOf(e.type)?.visibility === 'public');
     for (const accountId of new Set(visible.map((e) => e.accountId))) {
-      if (!(await endpointsRepo.anyEnabled({ tx }, accountId))) continue;
+      // SQLite: the cheap check (a cached read) spares most events the endpoints' rows. PostgreSQL:
+      // every statement is a round trip, so the rows are read at once (none: nothing to do).
+      if (!isPostgres(tx) && !(await endpointsRepo.anyEnabled({ tx }, accountId))) continue;
       const endpoints = await endpointsRepo.enabled({ tx }, accountId);
+      if (endpoints.length === 0) continue;
       const now = this.clock.now();
       const rows: Record<string, unknown>[] = [];
       for (const event of visible.filter((e) => e.accountId === accountId))
@@ -57,9 +60,8 @@ export class WebhookFanOut {
               event_id: event.id,
               event_type: event.type,
               status: 'pending',
-              // Waiting for a slot of the endpoint from the start: an attempt there that finishes
-              // claims it, and its job then finds nothing left to do (see dispatcher.ts).
-              waiting: true,
+              // Due at once: the endpoint's job claims it, or an attempt there that finishes
+              // first (its job then finds nothing left to do; see dispatcher.ts).
               next_attempt_at: now.toISOString(),
               due_at: now.toISOString(),
               deadline_at: new Date(now.getTime() + WINDOW_MS).toISOString(),
@@ -67,9 +69,8 @@ export class WebhookFanOut {
               updated_at: now.toISOString(),
             });
       const ids = await repo.insertMany({ tx }, rows);
-      // One job per endpoint and transaction: it claims its first delivery and fills the
-      // endpoint's free slots with the deliveries waiting there, the others this transaction
-      // recorded too. (A savepoint has a handle of its own: a job rolled back with one is not
+      // One job per endpoint and transaction: it fills the endpoint's free slots with the
+      // deliveries due there, the others this transaction recorded too. (A savepoint has a handle of its own: a job rolled back with one is not
       // counted here.)
       let woken = this.woken.get(tx);
       if (!woken) this.woken.set(tx, (woken = new Set()));
@@ -84,6 +85,18 @@ export class WebhookFanOut {
         });
       }
     }
+  }
+
+  /**
+   * The account is active again: a job for each of its endpoints with deliveries due, which
+   * waited while it was not (blocked, removed, unavailable), in the transaction that activates it.
+   */
+  async resume({ tx }: { tx: Tx }, accountId: number): Promise<void> {
+    for (const d of await repo.firstDueOfAccount({ tx }, accountId, this.iso()))
+      await this.jobs.enqueue({ tx }, DELIVER_TASK, {
+        delivery_id: d.id,
+        endpoint_id: d.endpointId,
+      });
   }
 
   /** A replay of one delivery (an item of a webhook.replay operation), in its transaction. */

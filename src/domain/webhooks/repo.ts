@@ -89,6 +89,20 @@ export const endpointsRepo = {
     return r ? map(r) : null;
   },
 
+  /** Any endpoint, deleted or not, and whether its account is active (a claim's read). */
+  async withAccount(
+    { tx }: { tx: Tx },
+    id: number,
+  ): Promise<{ endpoint: Endpoint; accountActive: boolean } | null> {
+    const r = await firstRow<any>(
+      { tx },
+      'SELECT e.*, a.status AS account_status FROM webhook_endpoints e ' +
+        'JOIN accounts a ON a.id = e.account_id WHERE e.id = ?',
+      [id],
+    );
+    return r ? { endpoint: map(r), accountActive: r.account_status === 'active' } : null;
+  },
+
   /**
    * The endpoint's row, deleted or not. PostgreSQL: locked until the transaction ends, so claims
    * and finishes of its deliveries take turns (its concurrency limit holds across instances).
