@@ -229,6 +229,7 @@ t(
 t('a set-based type applies whole chunks; a chunk it declines goes item by item', async ({ b }) => {
   const chunks: number[] = [];
   const single: string[] = [];
+  let id = '';
   b.app.services.operations.types['test.many'] = {
     permission: 'users.write',
     maxItems: 1000,
@@ -238,7 +239,8 @@ t('a set-based type applies whole chunks; a chunk it declines goes item by item'
       if (payload.fail) throw new AppError('not_found');
       return { id: payload.id, one: true };
     },
-    async applyMany(_tx, _account, payloads) {
+    async applyMany(_tx, _account, payloads, { operationId }) {
+      assert.is(String(operationId), id);
       chunks.push(payloads.length);
       // An item that would fail: the chunk goes item by item, where it fails alone.
       if (payloads.some((p) => p.fail)) return null;
@@ -250,7 +252,7 @@ t('a set-based type applies whole chunks; a chunk it declines goes item by item'
     'test.many',
     items(250, (i) => (i === 220 ? { id: `p${i}`, fail: true } : { id: `p${i}` })),
   );
-  const id = res.body.data.id;
+  id = res.body.data.id;
   await run(b, id);
   // 100 items a set-based chunk; the third (200-249) declined and went 25 a transaction.
   assert.equal(chunks, [100, 100, 50]);
@@ -294,6 +296,40 @@ t(
     assert.equal(all[0].result, { id: 'p0', prepared: 'ready p0' });
     assert.equal([all[1].status, all[1].error.code], ['failed', 'not_found']);
     assert.is((await op(b, res.body.data.id)).status, 'partially_succeeded');
+  },
+);
+
+t(
+  'a set-based chunk whose lease is gone rolls back, and is not applied item by item',
+  async ({ b }) => {
+    let single = 0;
+    b.app.services.operations.types['test.many-stolen'] = {
+      permission: 'users.write',
+      maxItems: 100,
+      setBasedOnSqlite: true,
+      async apply(_tx, _account, payload) {
+        single++;
+        return { id: payload.id };
+      },
+      async applyMany(tx, _account, payloads, { operationId }) {
+        await tx('operations').where({ id: operationId }).update({ lease_owner: 'thief/1/x' });
+        return payloads.map((p) => ({ id: p.id }));
+      },
+    };
+    const res = await submit(b, 'test.many-stolen', items(3));
+    await run(b, res.body.data.id);
+    assert.is(single, 0);
+    assert.equal(
+      (await allItems(b, res.body.data.id)).map((i) => i.status),
+      ['pending', 'pending', 'pending'],
+    );
+    const row = await b.app
+      .db('operations')
+      .where({ id: Number(res.body.data.id) })
+      .first();
+    // The theft rolled back with the chunk (a real one would be another attempt's committed claim).
+    assert.is.not(row.lease_owner, 'thief/1/x');
+    assert.is(Number(row.done), 0);
   },
 );
 
