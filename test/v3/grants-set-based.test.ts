@@ -147,6 +147,8 @@ function instrument(b: Booted, name: string) {
   const counts = { calls: 0, applied: 0 };
   const counted: BatchType = {
     ...original,
+    // Chunks of 100 on both engines, so that the first goes set-based and the second declines.
+    setChunk: 100,
     async applyMany(tx, accountId, payloads, ctx) {
       counts.calls++;
       const out = await original.applyMany!(tx, accountId, payloads, ctx);

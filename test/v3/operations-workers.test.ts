@@ -137,7 +137,8 @@ t('enrollments.grant: SIGKILL mid-batch, then every grant applied exactly once',
   try {
     const course = await product(b, { name: 'Kill course' });
     const items = [];
-    for (let i = 0; i < 500; i++) {
+    // 1,000: two set-based chunks on PostgreSQL (500 each), so the kill lands between them.
+    for (let i = 0; i < 1000; i++) {
       const u = await b.app.services.users.create(b.accountId, {
         name: `Grant ${i}`,
         email: `grant${i}@example.com`,
@@ -160,23 +161,23 @@ t('enrollments.grant: SIGKILL mid-batch, then every grant applied exactly once',
     await exited(workers[0]!);
     const atKill = (await b.api('GET', `/api/v3/operations/${id}`)).body.data;
     assert.is(atKill.status, 'running', 'killed mid-batch');
-    assert.ok(atKill.progress.done < 500, `done ${atKill.progress.done}`);
+    assert.ok(atKill.progress.done < 1000, `done ${atKill.progress.done}`);
 
     workers.push(grantWorker());
     const op = await waitFor(b, id, undefined, undefined, 90_000);
     assert.is(op.status, 'succeeded');
-    assert.equal(op.progress, { total: 500, done: 500, failed: 0 });
+    assert.equal(op.progress, { total: 1000, done: 1000, failed: 0 });
     assert.equal(op.attempt, { number: 1, status: 'succeeded' });
     // Once each: a grant applied twice would have said created: false and renewed to 60 days.
     const done = await allItems(b, id);
-    assert.is(done.filter((i) => i.result.created === true).length, 500);
+    assert.is(done.filter((i) => i.result.created === true).length, 1000);
     const enrollments = await b.app.db('enrollments').where('product_id', Number(course.id));
-    assert.is(enrollments.length, 500);
-    assert.is(new Set(enrollments.map((e: any) => e.user_id)).size, 500);
+    assert.is(enrollments.length, 1000);
+    assert.is(new Set(enrollments.map((e: any) => e.user_id)).size, 1000);
     for (const e of enrollments) assert.is(e.duration, 30);
     // One welcome email each.
     const emails = await b.app.db('emails').where('kind', 'enrollment.welcome');
-    assert.is(emails.length, 500);
+    assert.is(emails.length, 1000);
   } finally {
     for (const w of workers) w.kill('SIGKILL');
     await Promise.all(workers.map(exited));
