@@ -5,6 +5,7 @@
 // import, one with the type's applyMany and one without. The second chunk of each mixes new
 // students, renewals and an item that fails: it goes item by item and that item fails alone.
 // enrollments.grant goes set-based on PostgreSQL only; an import's chunks on both engines.
+// An import whose delivery adds tags goes through the services (item by item past 100 rows).
 import { suite } from 'uvu';
 import * as assert from 'uvu/assert';
 import { loadSpec } from '../../src/app.ts';
@@ -141,14 +142,14 @@ function importCsv() {
 }
 
 /** Each type with its applyMany counted; `use(false)` runs it without. */
-function instrument(b: Booted, name: string) {
+function instrument(b: Booted, name: string, setChunk: number | null = 100) {
   const types = b.app.services.operations.types;
   const original = types[name]!;
   const counts = { calls: 0, applied: 0 };
   const counted: BatchType = {
     ...original,
     // Chunks of 100 on both engines, so that the first goes set-based and the second declines.
-    setChunk: 100,
+    setChunk: setChunk ?? original.setChunk,
     async applyMany(tx, accountId, payloads, ctx) {
       counts.calls++;
       const out = await original.applyMany!(tx, accountId, payloads, ctx);
@@ -376,5 +377,43 @@ t('an import: the same students, enrollments, emails and events as row by row', 
     await b.close();
   }
 });
+
+t(
+  'an import whose delivery adds a tag: through the services, at most 100 rows a transaction',
+  async () => {
+    const b = await boot();
+    const types = instrument(b, PROCESS, null); // the type's own chunks
+    types.use(true);
+    await b.app.startWorkers();
+    try {
+      const course = await product(b, { name: 'Tagged course' });
+      const tag = await b.api('POST', '/api/v3/tags', { body: { name: 'VIP' }, key: newKey() });
+      await delivery(b, {
+        name: 'Tagged',
+        external_ids: ['EXT-T'],
+        products: [{ product_id: course.id }],
+        tag_ids: [tag.body.data.id],
+      });
+      // PostgreSQL's chunk here is 120 rows (setChunk 500 in the type): too long to go row after
+      // row in one transaction, so item by item; SQLite's are 100 and 20, row after row.
+      const rows = Array.from({ length: 120 }, (_, i) => `t${i}@ex.com,EXT-T,active`);
+      const imp = await createImport(b, `email,product_external_id,status\n${rows.join('\n')}\n`);
+      assert.is((await analyse(b, imp.id)).status, 'succeeded');
+      const res = await b.api('POST', `${I}/${imp.id}/processing-attempts`, { key: newKey() });
+      const op = await waitFor(b, res.body.data.operation_id, undefined, undefined, 180_000);
+      assert.equal([op.status, op.progress], ['succeeded', { total: 120, done: 120, failed: 0 }]);
+      assert.equal(types.counts, pg ? { calls: 1, applied: 0 } : { calls: 2, applied: 2 });
+      const tagged = await b.app.db('user_tags').where('tag_id', Number(tag.body.data.id));
+      assert.is(tagged.length, 120);
+      const events = await b.app.db('events').where('type', 'tag.assigned');
+      assert.is(events.length, 120);
+      const enrollments = await b.app.db('enrollments').where('product_id', Number(course.id));
+      assert.is(enrollments.length, 120);
+    } finally {
+      types.restore();
+      await b.close();
+    }
+  },
+);
 
 t.run();
