@@ -34,6 +34,8 @@
 //                 export of the users it created, rows/s and peak RSS each (flat memory target)
 //  12. plans      bench/plans.ts: POST /plans of a 500-resource manifest, on an empty account and
 //                 once applied (target: under 1 s on SQLite)
+//  13. grants     bench/grants.ts: a 1,000-item enrollments.grant batch, creating then renewing,
+//                 items/s (set-based chunks on PostgreSQL)
 // A run is BENCH_ROUNDS rounds; it prints each round, the median round of each phase, the
 // app/reference ratios (the median of each round's ratio: a shared virtual machine's speed drifts
 // by tens of percent within minutes, and phases measured side by side drift together) and
@@ -55,7 +57,7 @@
 //   BENCH_ONLY              comma-separated subset of: routing, webhooks, streams, v1pages, files, reference (= reference-get,
 //                           reference-post and reference-post-durable), reference-get, get, reference-post,
 //                           reference-post-durable, post, batch, jobs,
-//                           audit, imports, plans, pg-reference (= pg-reference-get and pg-reference-post),
+//                           audit, imports, plans, grants, pg-reference (= pg-reference-get and pg-reference-post),
 //                           pg-get, pg-post, pg-get-2, pg-post-2 (two instances on one schema)
 //   BENCH_POOL_MAX          PostgreSQL connections of the app and of the pg reference (default 10)
 //   BENCH_DATABASE_URL      a postgres:// URL: the GET, POST, batch and jobs phases also run on PostgreSQL, each
@@ -67,6 +69,8 @@
 //                           with `node bench/profile-summary.ts FILE`)
 //   BENCH_ABLATE            no-ops / prototypes swapped into the app server (bench/ablations.ts);
 //                           profiling only, and every such run says so
+//   BENCH_IMPORT_ROWS       the imports phase's sizes, comma-separated (default 1000,100000: the
+//                           flat-memory target compares those two)
 //   BENCH_JSON              a file: the figures are also written there as JSON (bench/ablate.ts reads it)
 //   BENCH_FALLBACK          `credentials`: while the users endpoints are not implemented, bench
 //                           GET /credentials/current and POST /credentials instead (development only)
@@ -125,12 +129,13 @@ const PHASES = [
   'files',
   'imports',
   'plans',
+  'grants',
 ] as const;
 type PhaseName = (typeof PHASES)[number];
 const ONLY = new Set<PhaseName>(
   (
     process.env.BENCH_ONLY ||
-    'routing,reference,get,post,pg-reference,pg-get,pg-post,pg-get-2,pg-post-2,batch,jobs,webhooks,streams,v1pages,audit,files,imports,plans'
+    'routing,reference,get,post,pg-reference,pg-get,pg-post,pg-get-2,pg-post-2,batch,jobs,webhooks,streams,v1pages,audit,files,imports,plans,grants'
   )
     .split(',')
     .map((s) => s.trim())
@@ -146,6 +151,8 @@ const ONLY = new Set<PhaseName>(
     }),
 );
 const PG_URL = benchPostgresUrl();
+/** Rows of the imports phase's runs (BENCH_IMPORT_ROWS; the RSS target needs 1000 and 100000). */
+const IMPORT_ROWS = (process.env.BENCH_IMPORT_ROWS ?? '1000,100000').split(',').map(Number);
 const CPU_PROF = process.env.BENCH_CPU_PROF ? path.resolve(process.env.BENCH_CPU_PROF) : null;
 const FALLBACK = process.env.BENCH_FALLBACK === 'credentials';
 const ABLATE = process.env.BENCH_ABLATE ?? '';
@@ -1124,6 +1131,24 @@ async function extras(): Promise<string[][]> {
     console.log('\nPlans (bench/plans.ts): POST /plans of a 500-resource manifest, fastest of 5');
     console.log(table(rows));
   }
+  if (ONLY.has('grants')) {
+    const rows: string[][] = [['engine', 'items', 'creating items/s', 'renewing items/s']];
+    for (const e of ENGINES) {
+      process.stderr.write(`  enrollments.grant (${engineName(e)}): 1,000 items...\n`);
+      const r = await childJson('grants.ts', [where(e), '1000', '3']);
+      rows.push([
+        engineName(e),
+        fmt(r.items),
+        fmt(r.create.itemsPerSecond),
+        fmt(r.renew.itemsPerSecond),
+      ]);
+    }
+    console.log(
+      '\nenrollments.grant batches (bench/grants.ts): 1,000 items, creation to succeeded; ' +
+        'the first creates (with welcome emails), the median of 3 more renews',
+    );
+    console.log(table(rows));
+  }
   if (ONLY.has('audit')) {
     const rows: string[][] = [['engine', 'requests', 'audit bytes', 'bytes per request kept']];
     for (const e of ENGINES) {
@@ -1810,14 +1835,15 @@ async function importsPhase(where: (e: Engine) => string): Promise<string[][]> {
   const rows: string[][] = [['engine', 'rows', 'phase', 'rows/s', 'peak RSS MiB']];
   for (const e of ENGINES) {
     const peaks: Record<number, number> = {};
-    for (const n of [1_000, 100_000]) {
+    for (const n of IMPORT_ROWS) {
       process.stderr.write(`  imports and exports (${engineName(e)}): ${fmt(n)} rows...\n`);
       const r = await childJson('imports.ts', [where(e), String(n)], 3_600_000);
       for (const p of ['analysis', 'processing', 'export'] as const)
         rows.push([engineName(e), fmt(n), p, fmt(r[p].rowsPerSecond), fmt(r[p].peakRssMiB, 1)]);
       peaks[n] = r.export.peakRssMiB;
     }
-    const growth = peaks[100_000]! - peaks[1_000]!;
+    if (peaks[100_000] === undefined || peaks[1_000] === undefined) continue;
+    const growth = peaks[100_000] - peaks[1_000];
     targets.push([
       `import + export peak RSS, 100,000 rows vs 1,000, ${engineName(e)}`,
       `+${fmt(growth, 1)} MiB`,

@@ -132,6 +132,7 @@ export async function createServices({ config, db, clock, logger, ...deps }: Ser
       users,
       tags,
       enrollments: sales.enrollments,
+      events,
       exports,
       plans: { tags, catalog, webhooks, deliveries: sales.deliveries, automations },
       publishProduct: (tx, accountId, productId) =>

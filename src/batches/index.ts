@@ -3,6 +3,7 @@
 import type { Clock } from '../clock.ts';
 import type { Db } from '../db/engine.ts';
 import type { EnrollmentsService } from '../domain/enrollments/service.ts';
+import type { EventRecorder } from '../domain/events/types.ts';
 import type { ExportsService } from '../domain/exports/service.ts';
 import { EXPORT_USERS } from '../domain/exports/service.ts';
 import { ANALYSIS, PROCESS } from '../domain/imports/service.ts';
@@ -31,6 +32,8 @@ export interface BatchDeps {
   users: UsersService;
   tags: TagsService;
   enrollments: EnrollmentsService;
+  /** Records an import chunk's events, in row order. */
+  events: EventRecorder;
   exports: ExportsService;
   plans: ApplyDeps;
   publishProduct: Parameters<typeof productPublishAll>[0];
@@ -44,14 +47,17 @@ export function batchTypes(d: BatchDeps): BatchTypes {
     'users.upsert': usersUpsert(d.users),
     'tags.assign': tagsAssign(d.tags),
     'product.publish_all': productPublishAll(d.publishProduct),
-    'enrollments.grant': enrollmentsGrant((tx, accountId, payload) =>
-      d.enrollments.grant(accountId, payload, { tx }),
-    ),
+    'enrollments.grant': enrollmentsGrant(d.enrollments),
     'sandbox.reset': sandboxReset(d.resetSandbox),
     'sandbox.scenario': sandboxScenario(d.loadScenario),
     'webhook.replay': webhookReplay(d.replayDelivery),
     [ANALYSIS]: importAnalysis(d.db, d.clock, d.files),
-    [PROCESS]: importProcess({ users: d.users, tags: d.tags, enrollments: d.enrollments }),
+    [PROCESS]: importProcess({
+      users: d.users,
+      tags: d.tags,
+      enrollments: d.enrollments,
+      events: d.events,
+    }),
     [EXPORT_USERS]: exportUsers(d.exports),
     [PLAN_APPLY]: planApply(d.plans),
   };

@@ -96,6 +96,31 @@ export class PgJobs implements JobEngine {
     );
   }
 
+  async enqueueMany(
+    { tx }: { tx: Tx },
+    task: string,
+    payloads: object[],
+    options: EnqueueOptions = {},
+  ) {
+    if (payloads.length <= 1) {
+      for (const p of payloads) await this.enqueue({ tx }, task, p, options);
+      return;
+    }
+    // add_jobs takes an array of job_spec; null fields take add_job's defaults, as above.
+    const spec = {
+      identifier: task,
+      run_at: options.runAt?.toISOString() ?? null,
+      max_attempts: options.maxAttempts ?? null,
+      priority: laneOf(task) === 'main' ? 0 : 1,
+    };
+    const schema = quote(this.schema);
+    await tx.raw(
+      `select count(*) from ${schema}.add_jobs(array(select json_populate_recordset(` +
+        `null::${schema}.job_spec, ?::json)))`,
+      [JSON.stringify(payloads.map((payload) => ({ ...spec, payload })))],
+    );
+  }
+
   async start(tasks: TaskList, schedules: Schedule[]): Promise<void> {
     if (this.runners.size > 0 || this.lanes.length > 0 || this.stopping) return;
     const taskList = Object.fromEntries(

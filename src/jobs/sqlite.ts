@@ -8,7 +8,7 @@
 // returned, as before: a process that dies in between runs it again, as it would have anyway).
 import type Database from 'better-sqlite3';
 import type { Db, Tx } from '../db/engine.ts';
-import { insertRowSqlite, statement } from '../db/statements.ts';
+import { insertMany, insertRowSqlite, statement } from '../db/statements.ts';
 import { onSqliteCommit, transaction } from '../db/tx.ts';
 import type { Clock } from '../clock.ts';
 import type { Logger } from '../log.ts';
@@ -68,6 +68,30 @@ export class SqliteJobs implements JobEngine {
 
   enqueue({ tx }: { tx: Tx }, task: string, payload: object, options: EnqueueOptions = {}) {
     return this.insert({ tx }, task, payload, options, null);
+  }
+
+  async enqueueMany(
+    { tx }: { tx: Tx },
+    task: string,
+    payloads: object[],
+    options: EnqueueOptions = {},
+  ) {
+    if (payloads.length === 0) return;
+    const now = this.clock.now().toISOString();
+    const runAt = (options.runAt ?? this.clock.now()).toISOString();
+    await insertMany(
+      { tx },
+      'jobs',
+      payloads.map((payload) => ({
+        task,
+        payload: JSON.stringify(payload),
+        run_at: runAt,
+        max_attempts: options.maxAttempts ?? 25,
+        key: null,
+        created_at: now,
+      })),
+    );
+    this.dirty = true;
   }
 
   private async insert(

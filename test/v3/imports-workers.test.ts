@@ -13,7 +13,8 @@ import { exited, workerProcess } from '../helpers/workers.ts';
 // The server under test and its worker processes share one secrets key, as every process of one
 // database must (a worker with another key refuses to start: spec/DECISIONS.md).
 const SECRETS_KEY = 'imports-workers-test-key';
-const N = 300;
+// PostgreSQL processes 500 rows a chunk: more than one chunk, so that the kill lands between two.
+const N = process.env.TEST_DATABASE_URL ? 1200 : 300;
 
 function startWorker(b: FilesBoot, slowMs = 0): ChildProcess {
   return workerProcess(b.database, {

@@ -1,11 +1,13 @@
 // Operations run by `npm run worker` processes: a worker killed with SIGKILL mid-batch loses
 // nothing and applies nothing twice once another starts; SIGTERM finishes or releases the current
-// chunk and exits 0; on PostgreSQL two workers share one batch without running an item twice.
+// chunk and exits 0 (users.upsert; SIGKILL of an enrollments.grant batch too, whose chunks go
+// set-based on PostgreSQL); on PostgreSQL two workers share one batch without running an item twice.
 import type { ChildProcess } from 'node:child_process';
 import { suite } from 'uvu';
 import * as assert from 'uvu/assert';
 import { transaction } from '../../src/db/tx.ts';
 import { boot as bootApp, type Booted } from '../helpers/app.ts';
+import { product } from '../helpers/catalog.ts';
 import { allItems, submit, waitFor } from '../helpers/operations.ts';
 import { exited, workerProcess } from '../helpers/workers.ts';
 
@@ -115,6 +117,67 @@ t('SIGTERM: the worker finishes its chunk, releases the batch and exits 0', asyn
     assert.is(row.lease_owner, null);
     workers.push(startWorker(b));
     await assertAppliedOnce(b, id, 1000);
+  } finally {
+    for (const w of workers) w.kill('SIGKILL');
+    await Promise.all(workers.map(exited));
+    await b.close();
+  }
+});
+
+t('enrollments.grant: SIGKILL mid-batch, then every grant applied exactly once', async () => {
+  const b = await boot();
+  const workers: ChildProcess[] = [];
+  // Each grant slower by 5 ms (a set-based chunk by 5 ms per grant), so the kill lands mid-batch.
+  const grantWorker = (slowMs = 0) =>
+    workerProcess(b.database, {
+      secretsKey: SECRETS_KEY,
+      env: { SLOW_GRANT_MS: String(slowMs) },
+      preload: slowMs ? './test/helpers/slow-grants.ts' : undefined,
+    });
+  try {
+    const course = await product(b, { name: 'Kill course' });
+    const items = [];
+    // 1,000: two set-based chunks on PostgreSQL (500 each), so the kill lands between them.
+    for (let i = 0; i < 1000; i++) {
+      const u = await b.app.services.users.create(b.accountId, {
+        name: `Grant ${i}`,
+        email: `grant${i}@example.com`,
+      });
+      items.push({
+        key: `g${i}`,
+        payload: {
+          user_id: String(u.id),
+          product_id: course.id,
+          duration: 30,
+          duration_unit: 'day',
+        },
+      });
+    }
+    const res = await submit(b, 'enrollments.grant', items);
+    const id = res.body.data.id;
+    workers.push(grantWorker(5));
+    await startedWork(b, id);
+    workers[0]!.kill('SIGKILL');
+    await exited(workers[0]!);
+    const atKill = (await b.api('GET', `/api/v3/operations/${id}`)).body.data;
+    assert.is(atKill.status, 'running', 'killed mid-batch');
+    assert.ok(atKill.progress.done < 1000, `done ${atKill.progress.done}`);
+
+    workers.push(grantWorker());
+    const op = await waitFor(b, id, undefined, undefined, 90_000);
+    assert.is(op.status, 'succeeded');
+    assert.equal(op.progress, { total: 1000, done: 1000, failed: 0 });
+    assert.equal(op.attempt, { number: 1, status: 'succeeded' });
+    // Once each: a grant applied twice would have said created: false and renewed to 60 days.
+    const done = await allItems(b, id);
+    assert.is(done.filter((i) => i.result.created === true).length, 1000);
+    const enrollments = await b.app.db('enrollments').where('product_id', Number(course.id));
+    assert.is(enrollments.length, 1000);
+    assert.is(new Set(enrollments.map((e: any) => e.user_id)).size, 1000);
+    for (const e of enrollments) assert.is(e.duration, 30);
+    // One welcome email each.
+    const emails = await b.app.db('emails').where('kind', 'enrollment.welcome');
+    assert.is(emails.length, 1000);
   } finally {
     for (const w of workers) w.kill('SIGKILL');
     await Promise.all(workers.map(exited));

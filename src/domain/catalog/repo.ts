@@ -55,6 +55,23 @@ export const productsRepo = {
     return r ? map(r) : null;
   },
 
+  /** get() for several products at once (any order; those the account lacks are missing). */
+  async getMany({ tx }: { tx: Tx }, accountId: number, ids: number[]): Promise<Product[]> {
+    if (ids.length === 0) return [];
+    const rows = await tx('products')
+      .where('account_id', accountId)
+      .whereIn('id', [...new Set(ids)])
+      .select(
+        'products.*',
+        tx.raw(
+          '(select count(*) from modules where modules.product_id = products.id ' +
+            'and modules.deleted = ?) as modules_count',
+          [false],
+        ),
+      );
+    return rows.map(map);
+  },
+
   /** The copy of `sourceId` in a replica account, if it exists yet. */
   async findCopy({ tx }: { tx: Tx }, accountId: number, sourceId: number): Promise<Product | null> {
     const r = await tx('products')

@@ -4,7 +4,8 @@ import { keyset, pages, type PageParams } from '../../db/page.ts';
 import type { CursorCodec } from '../../db/cursor.ts';
 import type { Tx } from '../../db/knex.ts';
 import { bool, insertId } from '../../db/dialect.ts';
-import { firstRow } from '../../db/statements.ts';
+import { isPostgres } from '../../db/engine.ts';
+import { firstRow, insertUnnest, updateRows } from '../../db/statements.ts';
 import { changedRow, newRow } from '../shared/row.ts';
 import type { DurationUnit } from './duration.ts';
 
@@ -83,6 +84,26 @@ export interface ScheduleRef {
   id: number;
   deleted: boolean;
 }
+
+const pairKey = (p: { userId: number; productId: number }) => `${p.userId}:${p.productId}`;
+
+/** PostgreSQL types of the columns a chunk writes (insertUnnest, updateRows). */
+const COLUMN_TYPES: Record<string, string> = {
+  account_id: 'int',
+  user_id: 'int',
+  product_id: 'int',
+  access_schedule_id: 'int',
+  delivery_id: 'int',
+  transaction_id: 'int',
+  started_at: 'text',
+  duration: 'int',
+  duration_unit: 'text',
+  ends_at: 'text',
+  ended: 'boolean',
+  revision: 'text',
+  created_at: 'text',
+  updated_at: 'text',
+};
 
 const byCreation = keyset('enrollments.created_at', 'enrollments.id');
 const enrollmentPages = pages({
@@ -201,6 +222,118 @@ export const enrollmentsRepo = {
     else q.where('id', id);
     const r = await q.first('id', 'deleted');
     return r ? { id: Number(r.id), deleted: bool(r.deleted) } : null;
+  },
+
+  // ---- a chunk of grants at once (grantMany): one statement for many enrollments ----
+
+  /**
+   * For each (student, product) pair, the current enrollment `current` would read (the newest
+   * when several), keyed `userId:productId`; pairs without one are missing.
+   */
+  async currentMany(
+    { tx }: { tx: Tx },
+    pairs: { userId: number; productId: number }[],
+    now: string,
+  ): Promise<Map<string, EnrollmentRow>> {
+    const out = new Map<string, EnrollmentRow>();
+    if (pairs.length === 0) return out;
+    const wanted = new Set(pairs.map((p) => pairKey(p)));
+    const q = tx('enrollments')
+      .whereIn('user_id', [...new Set(pairs.map((p) => p.userId))])
+      .whereIn('product_id', [...new Set(pairs.map((p) => p.productId))]);
+    for (const r of (await current(q, now).orderBy('id')).map(map)) {
+      const key = pairKey(r);
+      if (wanted.has(key)) out.set(key, r); // id order: the newest stays
+    }
+    return out;
+  },
+
+  /** The default schedule of each product that has one, by product id. */
+  async defaultSchedules({ tx }: { tx: Tx }, productIds: number[]): Promise<Map<number, number>> {
+    if (productIds.length === 0) return new Map();
+    const rows = await tx('access_schedules')
+      .whereIn('product_id', [...new Set(productIds)])
+      .where('is_default', true)
+      .orderBy('id', 'desc')
+      .select('id', 'product_id');
+    return new Map(rows.map((r: any) => [Number(r.product_id), Number(r.id)]));
+  },
+
+  /** These schedules (of any product), by id. */
+  async schedules({ tx }: { tx: Tx }, ids: number[]) {
+    if (ids.length === 0) return new Map<number, ScheduleRef & { productId: number }>();
+    const rows = await tx('access_schedules')
+      .whereIn('id', [...new Set(ids)])
+      .select('id', 'product_id', 'deleted');
+    return new Map(
+      rows.map((r: any) => [
+        Number(r.id),
+        { id: Number(r.id), productId: Number(r.product_id), deleted: bool(r.deleted) },
+      ]),
+    );
+  },
+
+  /** The rows with these ids (any order). */
+  async getMany({ tx }: { tx: Tx }, ids: number[]): Promise<EnrollmentRow[]> {
+    if (ids.length === 0) return [];
+    return (await tx('enrollments').whereIn('id', ids)).map(map);
+  },
+
+  /**
+   * Inserts the enrollments (no two of one student and product); returns them in this order.
+   * One statement on PostgreSQL; cached prepared inserts on SQLite.
+   */
+  async insertMany(
+    { tx }: { tx: Tx },
+    list: NewEnrollment[],
+    now: string,
+  ): Promise<EnrollmentRow[]> {
+    if (list.length === 0) return [];
+    const rows = list.map((e) => newRow(fields(e), now));
+    let written: EnrollmentRow[];
+    if (isPostgres(tx)) {
+      const types = Object.fromEntries(Object.keys(rows[0]!).map((c) => [c, COLUMN_TYPES[c]!]));
+      written = (await insertUnnest({ tx }, 'enrollments', types, rows, 'RETURNING *')).map(map);
+    } else {
+      const ids: number[] = [];
+      for (const r of rows) ids.push(await insertId({ tx }, 'enrollments', r));
+      written = await enrollmentsRepo.getMany({ tx }, ids);
+    }
+    const byPair = new Map(written.map((r) => [pairKey(r), r]));
+    return list.map((e) => byPair.get(pairKey(e))!);
+  },
+
+  /**
+   * Writes each row's fields (the same fields in every row; one statement on PostgreSQL), only
+   * where its revision is still
+   * the one given; returns the rows changed, in this order, or null when one had changed since
+   * (a concurrent write: the caller gives up its chunk).
+   */
+  async updateMany(
+    { tx }: { tx: Tx },
+    list: { id: number; revision: string; changes: Partial<EnrollmentFields> }[],
+    now: string,
+  ): Promise<EnrollmentRow[] | null> {
+    if (list.length === 0) return [];
+    const rows = list.map((u) => ({
+      id: u.id,
+      values: changedRow(fields(u.changes), now),
+      guardValue: u.revision,
+    }));
+    const types = Object.fromEntries(
+      Object.keys(rows[0]!.values).map((c) => [c, COLUMN_TYPES[c]!]),
+    );
+    const changed = await updateRows({ tx }, 'enrollments', types, rows, 'revision');
+    if (changed !== list.length) return null;
+    const byId = new Map(
+      (
+        await enrollmentsRepo.getMany(
+          { tx },
+          list.map((u) => u.id),
+        )
+      ).map((r) => [r.id, r]),
+    );
+    return list.map((u) => byId.get(u.id)!);
   },
 
   async insert({ tx }: { tx: Tx }, e: NewEnrollment, now: string): Promise<number> {

@@ -1,6 +1,7 @@
 // Turns a request's ids and duration into a Grant, checking each against the account: a student,
 // product or schedule it lacks is 422 validation_failed naming the field.
 import type { Tx } from '../../db/knex.ts';
+import { isAppError } from '../../errors.ts';
 import { fromId } from '../shared/ids.ts';
 import { usersRepo } from '../users/repo.ts';
 import { productsRepo } from '../catalog/repo.ts';
@@ -58,4 +59,58 @@ export async function scheduleOf(
       'schedule_in_trash',
     );
   return s.id;
+}
+
+/**
+ * resolveGrant for a chunk, with one read of the students, one of the products and one of the
+ * schedules named. Null when an input would be refused (resolveGrant then says why, alone).
+ */
+export async function resolveGrants(
+  { tx }: { tx: Tx },
+  accountId: number,
+  inputs: EnrollmentInput[],
+): Promise<Grant[] | null> {
+  const userIds = inputs.map((i) => fromId(i.user_id));
+  const productIds = inputs.map((i) => fromId(i.product_id));
+  const scheduleIds = inputs.map((i) =>
+    i.access_schedule_id === undefined ? undefined : fromId(i.access_schedule_id),
+  );
+  if ([...userIds, ...productIds, ...scheduleIds].some((id) => id === null)) return null;
+  const known = async (
+    ids: (number | null | undefined)[],
+    read: (ids: number[]) => Promise<{ id: number }[]>,
+  ) =>
+    new Set(
+      (await read(ids.filter((id): id is number => typeof id === 'number'))).map((r) => r.id),
+    );
+  const users = await known(userIds, (ids) => usersRepo.getMany({ tx }, accountId, ids));
+  const products = await known(productIds, (ids) => productsRepo.getMany({ tx }, accountId, ids));
+  const schedules = await repo.schedules(
+    { tx },
+    scheduleIds.filter((id): id is number => typeof id === 'number'),
+  );
+  const out: Grant[] = [];
+  try {
+    for (const [i, input] of inputs.entries()) {
+      const userId = userIds[i]!;
+      const productId = productIds[i]!;
+      const scheduleId = scheduleIds[i];
+      if (!users.has(userId) || !products.has(productId)) return null;
+      const s = scheduleId === undefined ? undefined : schedules.get(scheduleId!);
+      if (s !== undefined && (s.productId !== productId || s.deleted)) return null;
+      if (scheduleId !== undefined && s === undefined) return null;
+      out.push({
+        userId,
+        productId,
+        accessScheduleId: s?.id ?? null,
+        duration: parseDuration(input),
+        startedAt:
+          input.started_at === undefined ? undefined : instant('started_at', input.started_at),
+      });
+    }
+  } catch (err) {
+    if (isAppError(err)) return null; // a duration or start that resolveGrant refuses
+    throw err;
+  }
+  return out;
 }

@@ -49,7 +49,11 @@ function renewed(e: EnrollmentRow, d: Duration): Extended {
   return { duration: days, unit: 'day', endsAt };
 }
 
-export function welcomeEmail(accountId: number, user: User, product: Product): NewEmail {
+export function welcomeEmail(
+  accountId: number,
+  user: Pick<User, 'id' | 'email' | 'name'>,
+  product: Pick<Product, 'name'>,
+): NewEmail {
   return {
     accountId,
     userId: user.id,

@@ -16,7 +16,7 @@ import type { Product } from '../catalog/types.ts';
 import type { OutboxService } from '../outbox/service.ts';
 import { addDuration, parseDuration } from './duration.ts';
 import { fieldError, rejection } from '../shared/rejections.ts';
-import { noEvents, type EventRecorder } from '../events/types.ts';
+import { noEvents, recordAll, type EventRecorder } from '../events/types.ts';
 import { enrollmentsRepo as repo, type EnrollmentFields, type EnrollmentRow } from './repo.ts';
 import {
   enrollmentSnapshot,
@@ -28,9 +28,11 @@ import {
   type Grant,
 } from './types.ts';
 import { extendedBy, welcomeEmail } from './rules.ts';
-import { resolveGrant, scheduleOf } from './resolve.ts';
+import { resolveGrant, resolveGrants, scheduleOf } from './resolve.ts';
+import { grantManyUnrecorded, type Granted } from './many.ts';
 
 export type { EnrollmentInput, EnrollmentListQuery, EnrollmentUpdate, Grant } from './types.ts';
+export type { Granted } from './many.ts';
 
 export class EnrollmentsService {
   private readonly db: Db;
@@ -145,6 +147,40 @@ export class EnrollmentsService {
     const e = this.view((await repo.get({ tx }, accountId, cur.id))!);
     await this.emit({ tx }, 'enrollment.updated', e);
     return { enrollment: e, created: false };
+  }
+
+  /**
+   * grantAccess for a chunk of grants, set-based (src/domain/enrollments/many.ts): the same
+   * enrollments, emails and events, in grant order. With `record: false` the events are returned,
+   * not recorded, for a caller that records them among its own in the order of its items. Null
+   * when the chunk cannot go this way (nothing is kept then: the caller goes grant by grant).
+   */
+  async grantMany(
+    { tx }: { tx: Tx },
+    accountId: number,
+    grants: Grant[],
+    opts: { record?: boolean } = {},
+  ): Promise<Granted[] | null> {
+    const out = await grantManyUnrecorded({ tx }, accountId, grants, {
+      outbox: this.outbox,
+      now: this.now(),
+    });
+    if (out && opts.record !== false)
+      await recordAll(
+        this.events,
+        tx,
+        out.map((g) => g.event),
+      );
+    return out;
+  }
+
+  /**
+   * grant() for a chunk of an enrollments.grant batch: the inputs resolved with one read per
+   * table, then grantMany. Null when an input would fail (or the chunk cannot go set-based).
+   */
+  async grantInputs({ tx }: { tx: Tx }, accountId: number, inputs: EnrollmentInput[]) {
+    const grants = await resolveGrants({ tx }, accountId, inputs);
+    return grants && this.grantMany({ tx }, accountId, grants);
   }
 
   /** PATCH: end now, change the length (from started_at), or move to another schedule. */

@@ -41,6 +41,12 @@ export interface BatchType {
    * compiles and SQLite prepares anew on every call, which cost more there than the writes.
    */
   setBasedOnSqlite?: boolean;
+  /**
+   * Items per set-based chunk on PostgreSQL (default 100): a type whose chunk costs a fixed
+   * number of round trips whatever its length (grants, an import's rows) spreads them over more
+   * items. SQLite keeps 100: there a chunk holds the one write lock while it runs.
+   */
+  setChunk?: number;
   /** Records, in the transaction that fails the item, what the failure means to its owner. */
   failed?(tx: Tx, accountId: number, payload: any, err: unknown): Promise<void>;
 }

@@ -22,7 +22,8 @@ export const LEASE_MS = 30_000;
 const CHUNK = 25;
 /**
  * Items per transaction of a set-based chunk (applyMany): its cost is a fixed number of round
- * trips, so a longer chunk spreads them over more items.
+ * trips, so a longer chunk spreads them over more items. A type may take more on PostgreSQL
+ * (BatchType.setChunk).
  */
 const SET_CHUNK = 100;
 
@@ -106,7 +107,8 @@ export class OperationRunner {
     // in this process, so a chunk's round trips cost little there (spec/DECISIONS.md).
     const setBased =
       type.applyMany && !type.prepare && (isPostgres(this.db) || type.setBasedOnSqlite === true);
-    const chunk = type.prepare ? 1 : setBased ? SET_CHUNK : CHUNK;
+    const setChunk = isPostgres(this.db) ? (type.setChunk ?? SET_CHUNK) : SET_CHUNK;
+    const chunk = type.prepare ? 1 : setBased ? setChunk : CHUNK;
     for (;;) {
       if (signal.aborted) {
         // Stopping: the items done so far are committed; the job runs again and goes on from here.

@@ -2,6 +2,8 @@
 // `email_recipients`). Every function takes the caller's `tx`.
 import type { Tx } from '../../db/knex.ts';
 import { bool, insertId } from '../../db/dialect.ts';
+import { isPostgres } from '../../db/engine.ts';
+import { insertUnnest } from '../../db/statements.ts';
 import { toRow } from '../shared/row.ts';
 
 /** held: its account was not active when its turn came; queued again when it is (service.ts). */
@@ -40,6 +42,20 @@ export type Settlement = Pick<Email, 'status' | 'error'> & { attempts?: number; 
 /** An address's bounce flag as written (set with its time and reason, or cleared). */
 export type Bounce = Pick<Recipient, 'bounced' | 'bouncedAt' | 'bounceReason'>;
 
+/** PostgreSQL types of a new email's columns (insertMany), in its rows' key order. */
+const EMAIL_TYPES: Record<string, string> = {
+  account_id: 'int',
+  user_id: 'int',
+  to_email: 'text',
+  to_email_lower: 'text',
+  kind: 'text',
+  subject: 'text',
+  body: 'text',
+  status: 'text',
+  attempts: 'int',
+  created_at: 'text',
+};
+
 const mapEmail = (r: any): Email => ({
   id: Number(r.id),
   accountId: Number(r.account_id),
@@ -75,6 +91,32 @@ export const outboxRepo = {
       attempts: 0,
       created_at: now,
     });
+  },
+
+  /**
+   * Inserts the emails in this order; their ids, ascending, in the same order (one statement on
+   * PostgreSQL, whose sequence numbers the rows of one INSERT in the order they are listed).
+   */
+  async insertMany({ tx }: { tx: Tx }, emails: NewEmailRow[], now: string): Promise<number[]> {
+    if (!isPostgres(tx)) {
+      const ids: number[] = [];
+      for (const e of emails) ids.push(await outboxRepo.insert({ tx }, e, now));
+      return ids;
+    }
+    const rows = emails.map((e) => ({
+      account_id: e.accountId,
+      user_id: e.userId,
+      to_email: e.to,
+      to_email_lower: e.to.toLowerCase(),
+      kind: e.kind,
+      subject: e.subject,
+      body: e.body,
+      status: 'queued',
+      attempts: 0,
+      created_at: now,
+    }));
+    const returned = await insertUnnest({ tx }, 'emails', EMAIL_TYPES, rows, 'RETURNING id');
+    return returned.map((r) => Number(r.id)).sort((a, b) => a - b);
   },
 
   async get({ tx }: { tx: Tx }, id: number): Promise<Email | null> {

@@ -56,6 +56,22 @@ export class OutboxService {
   }
 
   /**
+   * queue() for several emails at once (a chunk of grants): one multi-row insert and one enqueue
+   * of their jobs. Returns their ids, in this order.
+   */
+  async queueMany({ tx }: { tx: Tx }, emails: NewEmail[]): Promise<number[]> {
+    if (emails.length === 0) return [];
+    const ids = await repo.insertMany({ tx }, emails, this.clock.now().toISOString());
+    await this.jobs.enqueueMany(
+      { tx },
+      SEND_EMAIL_TASK,
+      ids.map((id) => ({ email_id: id })),
+      { maxAttempts: EMAIL_MAX_ATTEMPTS },
+    );
+    return ids;
+  }
+
+  /**
    * The job's work: sends a queued email (outside any transaction), then records the outcome.
    * A transient failure is recorded and thrown, so the job engine retries with backoff, except on
    * the `attempt`th try when that is the last (EMAIL_MAX_ATTEMPTS): then the email fails (not

@@ -194,6 +194,15 @@ export const usersRepo = {
     return r ? mapRow(r) : null;
   },
 
+  /** The account's students with these ids (any order; those it lacks are missing). */
+  async getMany({ tx }: { tx: Tx }, accountId: number, ids: number[]): Promise<User[]> {
+    if (ids.length === 0) return [];
+    const rows = await tx('users')
+      .where('account_id', accountId)
+      .whereIn('id', [...new Set(ids)]);
+    return rows.map(mapRow);
+  },
+
   async findByEmail(
     { tx }: { tx: Tx },
     accountId: number,

@@ -4,6 +4,7 @@ import { inTransaction, transaction } from '../../db/tx.ts';
 import type { Db, Tx } from '../../db/knex.ts';
 import type { Clock } from '../../clock.ts';
 import { isUniqueViolation } from '../../db/dialect.ts';
+import { isPostgres } from '../../db/engine.ts';
 import type { PageResult } from '../../db/page.ts';
 import { AppError, type ErrorDetail } from '../../errors.ts';
 import { detailMessage } from '../../i18n/messages.ts';
@@ -200,6 +201,38 @@ export class UsersService {
         },
       );
       return created;
+    });
+  }
+
+  /**
+   * create() for a chunk of new students (an import's), one multi-row insert on PostgreSQL. Each
+   * comes with its `user.created` event, not recorded: the caller records it among its own, in
+   * the order of its items. Null when an email was taken meanwhile (nothing is kept then).
+   */
+  async createMany(
+    { tx }: { tx: Tx },
+    accountId: number,
+    inputs: { name: string; email: string }[],
+  ): Promise<{ user: User; event: NewEvent }[] | null> {
+    if (inputs.length === 0) return [];
+    const now = this.clock.now().toISOString();
+    const rows = inputs.map((input) => newUser(accountId, input, null, now));
+    let created: User[];
+    if (isPostgres(tx)) {
+      created = await repo.insertMany({ tx }, rows, now);
+      if (created.length !== rows.length) return null;
+    } else {
+      // SQLite: prepared inserts, one a row (its writer holds the lock: no email taken meanwhile).
+      created = [];
+      for (const row of rows) created.push(await repo.create({ tx }, row, now));
+    }
+    const byEmail = new Map(created.map((u) => [u.email.toLowerCase(), u]));
+    return inputs.map((input) => {
+      const user = byEmail.get(input.email.toLowerCase())!;
+      return {
+        user,
+        event: { accountId, type: 'user.created', data: { user: userSnapshot(user) } },
+      };
     });
   }
 
