@@ -13,7 +13,8 @@ export const modules = {
     tests: ['v3/idempotency.test.ts', 'v3/idempotency-repeats.test.ts'],
     postgres: true,
   },
-  // The runner's and the service's code is the same on both engines (the SQL is in repo.ts).
+  // The runner's one engine branch (set-based chunks, PostgreSQL's default) is reached on SQLite
+  // through a type with setBasedOnSqlite (operations-leases); the SQL is in repo.ts.
   operations: {
     mutate: ['src/domain/operations/runner.ts', 'src/domain/operations/service.ts'],
     tests: ['v3/operations.test.ts', 'v3/operations-leases.test.ts'],
@@ -63,11 +64,16 @@ export default {
   testRunner: 'command',
   commandRunner: { command: passes.join(' && ') },
   coverageAnalysis: 'off',
-  mutate: mod.mutate,
-  // The machine's cores are shared; one mutant at a time keeps the suites' timing honest.
-  concurrency: 1,
-  timeoutMS: 30_000,
-  reporters: ['clear-text', 'progress', 'json'],
+  // MUTATION_FILES: some of the module's files (comma-separated), to measure a slow module in parts.
+  mutate: process.env.MUTATION_FILES?.split(',') ?? mod.mutate,
+  // The machine's cores are shared; one mutant at a time keeps the suites' timing honest
+  // (MUTATION_CONCURRENCY to use more on a quiet machine).
+  concurrency: Number(process.env.MUTATION_CONCURRENCY ?? 1),
+  // Generous: under load a suite that takes 10 s quiet takes 40+; a false timeout counts as a kill.
+  timeoutMS: 120_000,
+  // event-recorder: each mutant's result as it is known, so a run stopped early still tells.
+  reporters: ['clear-text', 'progress', 'json', 'event-recorder'],
+  eventReporter: { baseDir: `reports/mutation/events-${process.env.MUTATION_PART ?? name}` },
   clearTextReporter: { allowColor: false, logTests: false, reportScoreTable: true },
   // MUTATION_PART names the report of a run limited with --mutate file:lines (a slow module in parts).
   jsonReporter: { fileName: `reports/mutation/${process.env.MUTATION_PART ?? name}.json` },
