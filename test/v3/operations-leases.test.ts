@@ -333,4 +333,43 @@ t(
   },
 );
 
+t(
+  'two runs of one operation in one worker: one holds it, each item applies once',
+  async ({ b }) => {
+    const { calls } = testType(b, 'test.twice');
+    const res = await submit(
+      b,
+      'test.twice',
+      items(5, (i) => ({ id: `p${i}`, delay: 20 })),
+    );
+    const id = res.body.data.id;
+    // A recovery's job beside the original, in the same worker process: same worker id.
+    await Promise.all([run(b, id), run(b, id)]);
+    assert.equal([...calls.values()], [1, 1, 1, 1, 1]);
+    const done = await op(b, id);
+    assert.equal([done.status, done.progress], ['succeeded', { total: 5, done: 5, failed: 0 }]);
+    const [attempt] = (await b.api('GET', `/api/v3/operations/${id}/attempts`)).body.data;
+    assert.is(attempt.status, 'succeeded');
+    assert.is(attempt.started_at, b.clock.now().toISOString());
+  },
+);
+
+t('a run that fails outside its items lets go of the lease and says so', async ({ b }) => {
+  testType(b, 'test.vanishing');
+  const res = await submit(b, 'test.vanishing', items(2));
+  const id = res.body.data.id;
+  // The type is gone by the time the job runs (a worker of an older release).
+  delete b.app.services.operations.types['test.vanishing'];
+  const err = await run(b, id).then(
+    () => null,
+    (e) => e as Error,
+  );
+  assert.match(String(err), 'unknown batch type test.vanishing');
+  const row = await b.app
+    .db('operations')
+    .where({ id: Number(id) })
+    .first();
+  assert.equal([row.status, row.lease_owner, Number(row.done)], ['running', null, 0]);
+});
+
 t.run();
