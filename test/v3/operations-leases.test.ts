@@ -2,6 +2,8 @@
 // while held, a chunk rolled back when its renewal finds the lease gone), `error` on
 // partially_succeeded, and the 100-detail cap of batch rejections. No workers run here: the
 // runner is called directly (as a worker would) with a frozen clock, so lease edges are exact.
+import { spawnSync } from 'node:child_process';
+import os from 'node:os';
 import { suite } from 'uvu';
 import * as assert from 'uvu/assert';
 import { TestClock } from '../../src/clock.ts';
@@ -138,7 +140,10 @@ t('partially_succeeded carries no error; failed says why', async ({ b }) => {
   await run(b, allFail.body.data.id);
   const failed = await op(b, allFail.body.data.id);
   assert.is(failed.status, 'failed');
-  assert.is(failed.error.code, 'domain_rule_violation');
+  assert.equal(failed.error, {
+    code: 'domain_rule_violation',
+    message: "Every item failed; each item's error says why.",
+  });
 });
 
 t('the lease runs 30 s from the claim and from each chunk', async ({ b }) => {
@@ -351,6 +356,7 @@ t(
     const [attempt] = (await b.api('GET', `/api/v3/operations/${id}/attempts`)).body.data;
     assert.is(attempt.status, 'succeeded');
     assert.is(attempt.started_at, b.clock.now().toISOString());
+    assert.is(attempt.finished_at, b.clock.now().toISOString());
   },
 );
 
@@ -370,6 +376,54 @@ t('a run that fails outside its items lets go of the lease and says so', async (
     .where({ id: Number(id) })
     .first();
   assert.equal([row.status, row.lease_owner, Number(row.done)], ['running', null, 0]);
+});
+
+t(
+  'a store that failed (503) stops the attempt as a transient failure, not a rejection',
+  async ({ b }) => {
+    b.app.services.operations.types['test.store'] = {
+      permission: 'users.write',
+      maxItems: 10,
+      async apply(_tx, _account, payload) {
+        if (payload.id === 'p1') throw new AppError('storage_unavailable');
+        return { id: payload.id };
+      },
+    };
+    const res = await submit(b, 'test.store', items(3));
+    await run(b, res.body.data.id);
+    const stopped = await op(b, res.body.data.id);
+    assert.equal([stopped.status, stopped.error.code], ['failed', 'storage_unavailable']);
+    const all = await allItems(b, res.body.data.id);
+    assert.equal(
+      all.map((i) => [i.status, i.retryable]),
+      [
+        ['succeeded', false],
+        ['failed', true],
+        ['pending', false],
+      ],
+    );
+  },
+);
+
+t('orphans: operations whose lease ran out or whose worker died, each once', async ({ b }) => {
+  testType(b, 'test.orphans');
+  const expired = await leased(b, 'test.orphans', new Date(b.clock.now().getTime() - 1));
+  const alive = await leased(b, 'test.orphans', new Date(b.clock.now().getTime() + 60_000));
+  const dead = await leased(b, 'test.orphans', new Date(b.clock.now().getTime() + 60_000));
+  // A process of this host that no longer exists: one that ran and ended.
+  const gone = `${os.hostname()}/${spawnSync(process.execPath, ['-e', '']).pid}/gone`;
+  await b.app
+    .db('operations')
+    .where({ id: Number(dead) })
+    .update({ lease_owner: gone });
+  const both = await leased(b, 'test.orphans', new Date(b.clock.now().getTime() - 1));
+  await b.app
+    .db('operations')
+    .where({ id: Number(both) })
+    .update({ lease_owner: gone });
+  const orphans = await b.app.services.operationRunner.orphans();
+  const mine = orphans.filter((o) => [expired, alive, dead, both].includes(String(o)));
+  assert.equal(mine.map(String).sort(), [expired, dead, both].sort());
 });
 
 t.run();
