@@ -74,7 +74,9 @@ t('rejections: key, type, permissions, size, duplicates, payloads', async ({ b }
   assert.is(unknown.status, 422);
   assert.is(unknown.body.error.code, 'operation_type_unknown');
   // The detail names what a client may submit, never the internal types (resets, replays).
-  const named = unknown.body.error.details[0].message.split(', ');
+  const [detail] = unknown.body.error.details;
+  assert.equal([detail.field, detail.code], ['type', 'invalid_value']);
+  const named = detail.message.split(', ');
   assert.ok(named.includes('users.upsert'), named.join());
   for (const internal of ['sandbox.reset', 'sandbox.scenario', 'webhook.replay', 'plan.apply'])
     assert.not.ok(named.includes(internal), internal);
