@@ -11,9 +11,8 @@ import type { NewEvent } from '../events/types.ts';
 import type { OutboxService } from '../outbox/service.ts';
 import { usersRepo } from '../users/repo.ts';
 import { productsRepo } from '../catalog/repo.ts';
-import { addDuration } from './duration.ts';
 import { enrollmentsRepo as repo, type EnrollmentFields, type NewEnrollment } from './repo.ts';
-import { extendedBy, welcomeEmail } from './rules.ts';
+import { extendedBy, newEnrollment, welcomeEmail } from './rules.ts';
 import { enrollmentSnapshot, withEnded, type Enrollment, type Grant } from './types.ts';
 
 /** One grant's outcome and the event grantAccess records for it (not recorded yet). */
@@ -69,19 +68,7 @@ export async function grantManyUnrecorded(
       const scheduleId = g.accessScheduleId ?? defaults.get(g.productId) ?? null;
       if (scheduleId === null) throw new Undecided();
       const startedAt = g.startedAt ?? now;
-      inserts.push({
-        accountId,
-        userId: g.userId,
-        productId: g.productId,
-        accessScheduleId: scheduleId,
-        deliveryId: g.deliveryId ?? null,
-        transactionId: g.transactionId ?? null,
-        startedAt,
-        duration: g.duration.duration,
-        durationUnit: g.duration.unit,
-        endsAt: addDuration(startedAt, g.duration),
-        endedFlag: false,
-      });
+      inserts.push(newEnrollment(accountId, g, scheduleId, startedAt));
     });
   } catch (err) {
     // An end past year 9999 (a rejection of that grant) or a product without a default schedule.

@@ -3,7 +3,8 @@ import type { User } from '../users/repo.ts';
 import type { Product } from '../catalog/types.ts';
 import type { NewEmail } from '../outbox/service.ts';
 import { addDuration, type Duration, type DurationUnit } from './duration.ts';
-import type { EnrollmentRow } from './repo.ts';
+import type { EnrollmentRow, NewEnrollment } from './repo.ts';
+import type { Grant } from './types.ts';
 
 const DAY_MS = 86_400_000;
 /** The contract's maximum of an enrollment's `duration` (AccessDuration), in any unit. */
@@ -65,5 +66,27 @@ export function welcomeEmail(
       '',
       `You now have access to ${product.name}. Enjoy your studies!`,
     ].join('\n'),
+  };
+}
+
+/** The enrollment a grant creates: from its start under its schedule, for its duration. */
+export function newEnrollment(
+  accountId: number,
+  g: Grant,
+  accessScheduleId: number,
+  startedAt: string,
+): NewEnrollment {
+  return {
+    accountId,
+    userId: g.userId,
+    productId: g.productId,
+    accessScheduleId,
+    deliveryId: g.deliveryId ?? null,
+    transactionId: g.transactionId ?? null,
+    startedAt,
+    duration: g.duration.duration,
+    durationUnit: g.duration.unit,
+    endsAt: addDuration(startedAt, g.duration),
+    endedFlag: false,
   };
 }

@@ -27,7 +27,7 @@ import {
   type EnrollmentUpdate,
   type Grant,
 } from './types.ts';
-import { extendedBy, welcomeEmail } from './rules.ts';
+import { extendedBy, newEnrollment, welcomeEmail } from './rules.ts';
 import { resolveGrant, resolveGrants, scheduleOf } from './resolve.ts';
 import { grantManyUnrecorded, type Granted } from './many.ts';
 
@@ -276,23 +276,7 @@ export class EnrollmentsService {
     const scheduleId =
       g.accessScheduleId ?? (await repo.schedule({ tx }, g.productId, null))?.id ?? null;
     if (scheduleId === null) throw new AppError('internal_error');
-    const id = await repo.insert(
-      { tx },
-      {
-        accountId,
-        userId: g.userId,
-        productId: g.productId,
-        accessScheduleId: scheduleId,
-        deliveryId: g.deliveryId ?? null,
-        transactionId: g.transactionId ?? null,
-        startedAt,
-        duration: g.duration.duration,
-        durationUnit: g.duration.unit,
-        endsAt: addDuration(startedAt, g.duration),
-        endedFlag: false,
-      },
-      now,
-    );
+    const id = await repo.insert({ tx }, newEnrollment(accountId, g, scheduleId, startedAt), now);
     const e = this.view((await repo.get({ tx }, accountId, id))!);
     const user = (await usersRepo.get({ tx }, accountId, g.userId)) as User;
     const product = (await productsRepo.get({ tx }, accountId, g.productId)) as Product;

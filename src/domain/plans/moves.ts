@@ -65,22 +65,11 @@ export function moveEdges({ typed, desired, existing, state, at }: Planned): Mov
 
 /** Entries whose move leads back to them: an exchange no order of single changes can apply. */
 export function swaps(moves: Move[][], at: (i: number) => string): ErrorDetail[] {
-  const reaches = (from: number, to: number) => {
-    const seen = new Set<number>();
-    const stack = [from];
-    while (stack.length) {
-      const i = stack.pop()!;
-      if (i === to) return true;
-      if (seen.has(i)) continue;
-      seen.add(i);
-      stack.push(...moves[i]!.map((m) => m.after));
-    }
-    return false;
-  };
+  const next = (i: number) => moves[i]!.map((m) => m.after);
   const out = new Map<string, ErrorDetail>();
   moves.forEach((ms, i) => {
     for (const m of ms)
-      if (reaches(m.after, i) && !out.has(m.field))
+      if (reaches(next, m.after, i) && !out.has(m.field))
         out.set(
           m.field,
           detail(
@@ -92,4 +81,18 @@ export function swaps(moves: Move[][], at: (i: number) => string): ErrorDetail[]
         );
   });
   return [...out.values()];
+}
+
+/** Whether `to` is reached from `from` along `next` (references, moves). */
+export function reaches(next: (i: number) => number[], from: number, to: number): boolean {
+  const seen = new Set<number>();
+  const stack = [from];
+  while (stack.length) {
+    const i = stack.pop()!;
+    if (i === to) return true;
+    if (seen.has(i)) continue;
+    seen.add(i);
+    stack.push(...next(i));
+  }
+  return false;
 }

@@ -6,7 +6,7 @@ import { fromId } from '../shared/ids.ts';
 import type { State } from './state.ts';
 import { mapRefs, refTarget, sitesOf } from './refs.ts';
 import { crossRules, detail, normalize, same, type Planned } from './rules.ts';
-import { moveEdges, swaps, type Move } from './moves.ts';
+import { moveEdges, reaches, swaps, type Move } from './moves.ts';
 import {
   isPlanType,
   isRef,
@@ -159,23 +159,10 @@ export function computePlan(
 /** Entries whose references lead back to them. */
 function cycles(edges: number[][], field: (i: number) => string): ErrorDetail[] {
   return edges.flatMap((out, i) =>
-    out.some((j) => reaches(edges, j, i))
+    out.some((j) => reaches((k) => edges[k]!, j, i))
       ? [detail(field(i), 'circular_reference', 'Its references lead back to it.')]
       : [],
   );
-}
-
-function reaches(edges: number[][], from: number, to: number): boolean {
-  const seen = new Set<number>();
-  const stack = [from];
-  while (stack.length) {
-    const i = stack.pop()!;
-    if (i === to) return true;
-    if (seen.has(i)) continue;
-    seen.add(i);
-    stack.push(...edges[i]!);
-  }
-  return false;
 }
 
 /**
