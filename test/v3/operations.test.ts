@@ -87,7 +87,11 @@ t('rejections: key, type, permissions, size, duplicates, payloads', async ({ b }
   const denied = await submit(b, 'users.upsert', [item], { secret: manageOnly.secret });
   assert.is(denied.status, 403);
   assert.is(denied.body.error.code, 'permission_denied');
-  assert.is(denied.body.error.details[0].reason, 'users.write');
+  assert.equal(denied.body.error.details[0], {
+    code: 'missing_permission',
+    message: 'users.write',
+    reason: 'users.write',
+  });
   const writeOnly = await credentialWith(b, ['users.write']);
   const noManage = await submit(b, 'users.upsert', [item], { secret: writeOnly.secret });
   assert.is(noManage.body.error.details[0].reason, 'operations.manage');
@@ -99,12 +103,23 @@ t('rejections: key, type, permissions, size, duplicates, payloads', async ({ b }
   const tooMany = await submit(b, 'users.upsert', many);
   assert.is(tooMany.status, 422);
   assert.is(tooMany.body.error.code, 'too_many_items');
+  assert.equal(
+    tooMany.body.error.details.map((d: any) => [d.field, d.code, d.message]),
+    [['items', 'too_many_items', 'At most 1000 items.']],
+  );
+  // The limit itself is allowed.
+  testType(b, 'test.two');
+  b.app.services.operations.types['test.two']!.maxItems = 2;
+  const two = [0, 1].map((i) => ({ key: `t${i}`, payload: { id: `t${i}` } }));
+  assert.is((await submit(b, 'test.two', two)).status, 202);
+  const three = await submit(b, 'test.two', [...two, { key: 't2', payload: { id: 't2' } }]);
+  assert.is(three.body.error.code, 'too_many_items');
 
   const dup = await submit(b, 'users.upsert', [item, { ...item }, { ...item, key: 'y' }]);
   assert.is(dup.body.error.code, 'duplicate_item_key');
   assert.equal(
-    dup.body.error.details.map((d: any) => d.field),
-    ['items.1.key'],
+    dup.body.error.details.map((d: any) => [d.field, d.code, d.message]),
+    [['items.1.key', 'duplicate_item_key', 'Same key as items.0.']],
   );
 
   const invalid = await submit(b, 'users.upsert', [
