@@ -143,8 +143,12 @@ export const outboxRepo = {
     const ids = (
       await tx('emails').where({ account_id: accountId, status: 'held' }).select('id')
     ).map((r: { id: number }) => Number(r.id));
+    // The account's row is locked by the status change this runs in, so no email is held
+    // between the read and the update (holding reads that row FOR SHARE): no id list to bind.
     if (ids.length)
-      await tx('emails').whereIn('id', ids).where('status', 'held').update({ status: 'queued' });
+      await tx('emails')
+        .where({ account_id: accountId, status: 'held' })
+        .update({ status: 'queued' });
     return ids;
   },
 

@@ -223,11 +223,12 @@ export class OutboxService {
   /** A sandbox reset: every email and address of the account. */
   /** The account is active again: its held emails are queued, each with its sending job. */
   async release({ tx }: { tx: Tx }, accountId: number): Promise<void> {
-    for (const id of await repo.release({ tx }, accountId))
-      await this.jobs.enqueue(
+    const ids = await repo.release({ tx }, accountId);
+    if (ids.length)
+      await this.jobs.enqueueMany(
         { tx },
         SEND_EMAIL_TASK,
-        { email_id: id },
+        ids.map((id) => ({ email_id: id })),
         { maxAttempts: EMAIL_MAX_ATTEMPTS },
       );
   }
