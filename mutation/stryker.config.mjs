@@ -15,9 +15,10 @@ export const modules = {
   },
   // The runner's one engine branch (set-based chunks, PostgreSQL's default) is reached on SQLite
   // through a type with setBasedOnSqlite (operations-leases); the SQL is in repo.ts.
+  // imports.test.ts: import processing is the one caller of openWith (a total its fill counts).
   operations: {
     mutate: ['src/domain/operations/runner.ts', 'src/domain/operations/service.ts'],
-    tests: ['v3/operations.test.ts', 'v3/operations-leases.test.ts'],
+    tests: ['v3/operations.test.ts', 'v3/operations-leases.test.ts', 'v3/imports.test.ts'],
     postgres: false,
   },
   webhooks: {
