@@ -243,40 +243,41 @@ t('a transient failure stops the attempt; a resume runs only what is left', asyn
   );
 });
 
-t('parallel resumes of one failed operation: one 202, the others 422, one new attempt', async ({
-  b,
-}) => {
-  testType(b, 'test.flaky');
-  const res = await submit(b, 'test.flaky', [
-    { key: 'a', payload: { id: 'a' } },
-    { key: 'b', payload: { id: 'b', fail: 'transient' } },
-  ]);
-  const op = await waitFor(b, res.body.data.id);
-  assert.is(op.status, 'failed');
-  const resumes = await Promise.all(
-    Array.from({ length: 6 }, () =>
-      b.api('POST', `/api/v3/operations/${op.id}/attempts`, { key: newKey() }),
-    ),
-  );
-  assert.equal(
-    resumes.map((r) => r.status).sort(),
-    [202, 422, 422, 422, 422, 422],
-    JSON.stringify(resumes.map((r) => r.body)),
-  );
-  for (const r of resumes.filter((r) => r.status === 422))
-    assert.is(r.body.error.code, 'operation_not_resumable');
-  const after = await waitFor(b, op.id);
-  assert.is(after.status, 'succeeded');
-  assert.equal(after.progress, { total: 2, done: 2, failed: 0 });
-  const attempts = await b.api('GET', `/api/v3/operations/${op.id}/attempts`);
-  assert.equal(
-    attempts.body.data.map((a: any) => [a.number, a.origin, a.status]),
-    [
-      [1, 'automatic', 'failed'],
-      [2, 'manual', 'succeeded'],
-    ],
-  );
-});
+t(
+  'parallel resumes of one failed operation: one 202, the others 422, one new attempt',
+  async ({ b }) => {
+    testType(b, 'test.flaky');
+    const res = await submit(b, 'test.flaky', [
+      { key: 'a', payload: { id: 'a' } },
+      { key: 'b', payload: { id: 'b', fail: 'transient' } },
+    ]);
+    const op = await waitFor(b, res.body.data.id);
+    assert.is(op.status, 'failed');
+    const resumes = await Promise.all(
+      Array.from({ length: 6 }, () =>
+        b.api('POST', `/api/v3/operations/${op.id}/attempts`, { key: newKey() }),
+      ),
+    );
+    assert.equal(
+      resumes.map((r) => r.status).sort(),
+      [202, 422, 422, 422, 422, 422],
+      JSON.stringify(resumes.map((r) => r.body)),
+    );
+    for (const r of resumes.filter((r) => r.status === 422))
+      assert.is(r.body.error.code, 'operation_not_resumable');
+    const after = await waitFor(b, op.id);
+    assert.is(after.status, 'succeeded');
+    assert.equal(after.progress, { total: 2, done: 2, failed: 0 });
+    const attempts = await b.api('GET', `/api/v3/operations/${op.id}/attempts`);
+    assert.equal(
+      attempts.body.data.map((a: any) => [a.number, a.origin, a.status]),
+      [
+        [1, 'automatic', 'failed'],
+        [2, 'manual', 'succeeded'],
+      ],
+    );
+  },
+);
 
 t('cancel a running operation: it stops between items, keeps what it did', async ({ b }) => {
   const probe = testType(b, 'test.slow');
