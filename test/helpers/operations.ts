@@ -30,16 +30,18 @@ export async function waitFor(
   id: string,
   until: (op: any) => boolean = (op) => FINAL.includes(op.status),
   secret?: string,
-  ms = 15_000,
+  ms = 60_000,
 ): Promise<any> {
+  // Generous: on a loaded two-core machine an item-by-item PostgreSQL import takes 15 s and more.
+  // The pause grows to 50 ms, so a long wait does not take the CPU from the work it waits for.
   const deadline = Date.now() + ms;
-  for (;;) {
+  for (let pause = 10; ; pause = Math.min(pause * 1.5, 50)) {
     const res = await b.api('GET', `/api/v3/operations/${id}`, { secret });
     assert.is(res.status, 200);
     if (until(res.body.data)) return res.body.data;
     if (Date.now() > deadline)
       throw new Error(`operation ${id} stuck: ${JSON.stringify(res.body)}`);
-    await new Promise((r) => setTimeout(r, 10));
+    await new Promise((r) => setTimeout(r, pause));
   }
 }
 
