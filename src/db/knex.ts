@@ -8,6 +8,7 @@ import { attachSideConnections, hasSideConnections, trackWrites } from './reader
 
 export { isPostgres, type Db, type Tx } from './engine.ts';
 import type { Db } from './engine.ts';
+import { CachingSqliteClient } from './sqlite-statements.ts';
 
 export interface DbOptions {
   /** PostgreSQL only: use this schema (tests give each suite its own). */
@@ -62,7 +63,7 @@ export function createDb(url: string, options: DbOptions = {}): Db {
   let checkpointer: 'running' | 'failed' = 'running';
   let writer: any = null;
   const db = knexFactory({
-    client: 'better-sqlite3',
+    client: CachingSqliteClient as any,
     log: knexLog,
     connection: { filename },
     useNullAsDefault: true,

@@ -11,6 +11,7 @@ import type Database from 'better-sqlite3';
 import knexFactory from 'knex';
 import { knexLog, type Db, type Tx } from './knex.ts';
 import { statement } from './statements.ts';
+import { CachingSqliteClient } from './sqlite-statements.ts';
 
 /** Jobs per group: the pool's other waiters (autocommit statements) get the connection between groups. */
 const MAX_GROUP = 64;
@@ -57,7 +58,11 @@ export class SqliteTransactions {
   constructor(db: Db, jobTimeoutMs = 60_000) {
     this.db = db;
     this.jobTimeoutMs = jobTimeoutMs;
-    this.base = knexFactory({ client: 'better-sqlite3', useNullAsDefault: true, log: knexLog });
+    this.base = knexFactory({
+      client: CachingSqliteClient as any,
+      useNullAsDefault: true,
+      log: knexLog,
+    });
     // knex then leaves BEGIN to us (its SQLite ALTER TABLE, for one, opens no transaction of its own).
     (this.base.client as any).transacting = true;
   }

@@ -10,6 +10,9 @@ import type Database from 'better-sqlite3';
 import { isPostgres, type Tx } from './engine.ts';
 import { namedStatementsAllowed } from './pg-connection.ts';
 import { readCached } from './reader.ts';
+import { statement } from './sqlite-statements.ts';
+
+export { statement };
 
 const names = new Map<string, string>();
 let renamed = 0;
@@ -111,16 +114,6 @@ export async function executeEach(
       for (const row of rows) stmt.run(...sqliteParams(row));
     })();
   });
-}
-
-const writerStatements = new WeakMap<Database.Database, Map<string, Database.Statement>>();
-
-export function statement(conn: Database.Database, sql: string): Database.Statement {
-  let cache = writerStatements.get(conn);
-  if (!cache) writerStatements.set(conn, (cache = new Map()));
-  let stmt = cache.get(sql);
-  if (!stmt) cache.set(sql, (stmt = conn.prepare(sql)));
-  return stmt;
 }
 
 async function onConnection<T>({ tx }: { tx: Tx }, fn: (conn: Database.Database) => T): Promise<T> {
