@@ -133,6 +133,11 @@ t('the request hash ignores the order of keys, not the order of items', async ({
     requestHash('POST', '/p', { a: { y: [1, 2], x: 1 } }),
   );
   assert.is.not(requestHash('POST', '/p', [1, 2]), requestHash('POST', '/p', { 0: 1, 1: 2 }));
+  // Where one item ends and the next begins is part of the body.
+  assert.is.not(
+    requestHash('POST', '/p', { a: [1, 23] }),
+    requestHash('POST', '/p', { a: [12, 3] }),
+  );
   assert.is.not(requestHash('POST', '/p', {}), requestHash('POST', '/q', {}));
   assert.is.not(requestHash('POST', '/p', {}), requestHash('PATCH', '/p', {}));
 });
@@ -193,5 +198,47 @@ t('the sweep deletes the records older than 48 hours and keeps the rest', async 
   assert.not.ok(left.includes(old), 'the record 48 h + 1 ms old is gone');
   assert.ok(left.includes(young), 'the record of exactly 48 h is left to the next sweep');
 });
+
+// PostgreSQL only: there the lock is a row with a lease that another request takes over once it
+// has run out. On SQLite a running request's lock is in memory, and a second reservation of a
+// held key is refused before any row is read: there is no lease to run out.
+if (pg)
+  t(
+    'a takeover holds its own token: the attempt whose lease ran out is discarded',
+    async ({ b }) => {
+      const idem = b.app.services.idempotency;
+      const key = newKey();
+      const complete = (token: string) =>
+        b.app.db.transaction((tx) =>
+          idem.complete({ tx }, b.credentialId, key, token, {
+            status: 201,
+            headers: {},
+            body: '{}',
+            replayable: true,
+          }),
+        );
+      const first = (await idem.reserve(b.credentialId, key, 'h')) as { token: string };
+      b.clock.advance(61_000);
+      try {
+        await idem.reserve(b.credentialId, key, 'h');
+        assert.unreachable('a lock past its lease is result_uncertain');
+      } catch (err: any) {
+        assert.is(err.code, 'result_uncertain');
+      }
+      const second = await idem.reserve(b.credentialId, key, 'h');
+      assert.is(second.kind, 'execute');
+      const token = (second as { token: string }).token;
+      assert.is.not(token, first.token);
+      try {
+        await complete(first.token);
+        assert.unreachable('the first attempt no longer holds the key');
+      } catch (err: any) {
+        assert.is(err.code, 'operation_ownership_lost');
+      }
+      await complete(token);
+      const replay = await idem.reserve(b.credentialId, key, 'h');
+      assert.is(replay.kind, 'replay');
+    },
+  );
 
 t.run();

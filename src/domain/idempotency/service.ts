@@ -61,11 +61,12 @@ export class IdempotencyService {
     this.running = isPostgres(db) ? null : new Map();
   }
 
-  private isStale(owner: string, lockedAt: string): boolean {
+  private isStale(lockedAt: string): boolean {
     // On SQLite one process owns the database and holds the locks of its running requests in
-    // memory: a lock row nobody here holds (another boot's, or one whose release failed) is dead.
-    // On PostgreSQL other live instances share the table, and only the lease tells.
-    if (this.running) return ![...this.running.values()].some((r) => r.token === owner);
+    // memory, and reserve refuses a held key before it reads the key's row: a lock row it reads
+    // is another boot's, or one whose release failed, and dead. On PostgreSQL other live
+    // instances share the table, and only the lease tells.
+    if (this.running) return true;
     return this.clock.now().getTime() - Date.parse(lockedAt) > LEASE_MS;
   }
 
@@ -163,7 +164,7 @@ export class IdempotencyService {
         return { kind: 'execute', token };
       throw new AppError('idempotency_in_progress');
     }
-    if (this.isStale(rec.owner, rec.lockedAt)) {
+    if (this.isStale(rec.lockedAt)) {
       await repo.markUncertain({ tx: this.db }, rec.id, rec.lockedAt);
       throw new AppError('result_uncertain');
     }
