@@ -15,7 +15,7 @@ import { startWorkers } from './tasks/index.ts';
 import { common, requestLog } from './http/common.ts';
 import { health } from './http/health.ts';
 import { requestMetrics, serveMetrics, type MetricsListener } from './http/metrics.ts';
-import { buildCatalog } from './http/v3/catalog.ts';
+import { buildCatalog, warmCatalog } from './http/v3/catalog.ts';
 import { v3Pipeline } from './http/v3/pipeline.ts';
 import { metaHandlers } from './http/v3/handlers/meta.ts';
 import { credentialHandlers } from './http/v3/handlers/credentials.ts';
@@ -195,6 +195,10 @@ export async function createApp(config: Config, options: AppOptions = {}) {
     /** The port metrics are served on (after listen), when METRICS_PORT is set. */
     get metricsPort(): number | undefined {
       return metricsListener?.port;
+    },
+    /** Compiles the remaining request validators in the background (the server, after listen). */
+    warm(): Promise<void> {
+      return warmCatalog(catalog);
     },
     /** Runs the background workers in this process (`npm start` unless WORKERS=false). */
     async startWorkers(): Promise<void> {

@@ -44,6 +44,11 @@ const { app, port } = await startOrExit(
     await bootstrapDemo(app.services.accounts, app.logger, config);
     const port = await app.listen();
     if (config.workers) await app.startWorkers();
+    // A schema that cannot compile fails the start here rather than a request later.
+    void app.warm().catch((err) => {
+      app.logger.fatal({ err }, 'the contract does not compile');
+      process.exit(1);
+    });
     return { app, port };
   },
 );

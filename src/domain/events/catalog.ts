@@ -5,6 +5,7 @@ import fs from 'node:fs';
 import path from 'node:path';
 import Ajv2020Import, { type ValidateFunction } from 'ajv/dist/2020.js';
 import addFormatsImport from 'ajv-formats';
+import { once } from '../shared/once.ts';
 
 const Ajv2020 = Ajv2020Import as unknown as typeof Ajv2020Import.default;
 const addFormats = addFormatsImport as unknown as typeof addFormatsImport.default;
@@ -58,18 +59,24 @@ export function readEventCatalog(dir = EVENTS_DIR): EventTypeEntry[] {
 
 export class EventCatalog {
   private readonly current = new Map<string, EventTypeEntry>();
-  private readonly validators = new Map<string, ValidateFunction>();
+  private readonly validators = new Map<string, () => ValidateFunction>();
   readonly entries: EventTypeEntry[];
 
   constructor(entries: EventTypeEntry[] = readEventCatalog()) {
     this.entries = entries;
-    const ajv = new Ajv2020({ allErrors: true, strict: false });
-    addFormats(ajv);
+    const ajv = once(() => {
+      const a = new Ajv2020({ allErrors: true, strict: false });
+      addFormats(a);
+      return a;
+    });
     for (const e of entries) {
       const latest = this.current.get(e.type);
       if (!latest || Number(e.version) > Number(latest.version)) this.current.set(e.type, e);
       const { $schema: _ignored, ...schema } = e.schema;
-      this.validators.set(`${e.type}@${e.version}`, ajv.compile(schema));
+      this.validators.set(
+        `${e.type}@${e.version}`,
+        once(() => ajv().compile(schema)),
+      );
     }
   }
 
@@ -89,7 +96,7 @@ export class EventCatalog {
 
   /** The schema's complaints about `data`, or null when it conforms. */
   problems(type: string, version: string, data: unknown): string | null {
-    const validate = this.validators.get(`${type}@${version}`);
+    const validate = this.validators.get(`${type}@${version}`)?.();
     if (!validate) return `no schema for ${type} version ${version}`;
     if (validate(data)) return null;
     return (validate.errors ?? []).map((e) => `${e.instancePath || '/'} ${e.message}`).join('; ');

@@ -15,7 +15,8 @@ const METHODS = ['get', 'post', 'put', 'patch', 'delete'] as const;
 export class LegacyContract {
   /** The document as served (JSON text, built once). */
   readonly json: string;
-  private readonly bodies = new Map<string, ValidateFunction>();
+  /** Each operation's body check, compiled on first use (see the v3 catalog's `lazy`). */
+  private readonly bodies = new Map<string, () => ValidateFunction>();
   /** Operations whose document says `requestBody.required`: no body (or `null`) is a bad one. */
   private readonly required = new Set<string>();
   readonly doc: any;
@@ -23,14 +24,18 @@ export class LegacyContract {
   constructor(doc: any) {
     this.doc = doc;
     this.json = JSON.stringify(doc);
-    const ajv = newAjv(false, doc);
+    let ajv: ReturnType<typeof newAjv> | undefined;
     for (const [p, item] of Object.entries<any>(doc.paths ?? {})) {
       for (const m of METHODS) {
         const op = item[m];
         if (!op?.requestBody) continue;
         const esc = p.replace(/~/g, '~0').replace(/\//g, '~1');
         const ref = `spec#/paths/${esc}/${m}/requestBody/content/application~1json/schema`;
-        this.bodies.set(op.operationId, ajv.compile({ $ref: ref }));
+        let compiled: ValidateFunction | undefined;
+        this.bodies.set(
+          op.operationId,
+          () => (compiled ??= (ajv ??= newAjv(false, doc)).compile({ $ref: ref })),
+        );
         if (op.requestBody.required) this.required.add(op.operationId);
       }
     }
@@ -42,7 +47,7 @@ export class LegacyContract {
    * as PostgreSQL cannot store it.
    */
   checkBody(operationId: string, body: unknown, locale: Locale): unknown {
-    const validate = this.bodies.get(operationId);
+    const validate = this.bodies.get(operationId)?.();
     if (!validate) throw new Error(`no request schema for ${operationId}`);
     // A missing body of an operation that requires one is checked as `null`, like v3's, so it
     // is the same 422 as `[]` or `null` (it was read as `{}`, a 200 that changed nothing).

@@ -2,6 +2,7 @@
 // idempotency rules, deprecations and compiled Ajv validators. Tests may pass a fixture document.
 import Ajv2020Import, { type ValidateFunction } from 'ajv/dist/2020.js';
 import addFormatsImport from 'ajv-formats';
+import { once } from '../../domain/shared/once.ts';
 
 const Ajv2020 = Ajv2020Import as unknown as typeof Ajv2020Import.default;
 const addFormats = addFormatsImport as unknown as typeof addFormatsImport.default;
@@ -106,8 +107,8 @@ function responseKind(spec: any, op: any): ResponseKind {
 }
 
 export function buildCatalog(spec: any): Operation[] {
-  const strict = newAjv(false, spec);
-  const coercing = newAjv(true, spec);
+  const strict = once(() => newAjv(false, spec));
+  const coercing = once(() => newAjv(true, spec));
   const ops: Operation[] = [];
   for (const [path, item] of Object.entries<any>(spec.paths ?? {})) {
     for (const m of METHODS) {
@@ -115,13 +116,8 @@ export function buildCatalog(spec: any): Operation[] {
       if (!op) continue;
       const params = [...(item.parameters ?? []), ...(op.parameters ?? [])];
       const query = paramSchema(spec, params, 'query');
-      const body = op.requestBody
-        ? strict.compile({
-            $ref: pointer('paths', path, m, 'requestBody', 'content', 'application/json', 'schema'),
-          })
-        : null;
       const method = m.toUpperCase();
-      ops.push({
+      const entry = {
         id: op.operationId,
         method,
         path,
@@ -144,11 +140,54 @@ export function buildCatalog(spec: any): Operation[] {
             .filter((p) => p?.in === 'header')
             .map((p) => String(p.name).toLowerCase()),
         ),
-        validateQuery: coercing.compile(query),
-        validatePath: coercing.compile(paramSchema(spec, params, 'path')),
-        validateBody: body,
-      });
+      } as Operation;
+      // Compiled on first use: a process (a test's app, a CLI) uses a few of the ~120 operations,
+      // and compiling all of them was most of a start's CPU (warmCatalog compiles the rest).
+      lazy(entry, 'validateQuery', () => coercing().compile(query));
+      lazy(entry, 'validatePath', () => coercing().compile(paramSchema(spec, params, 'path')));
+      lazy(entry, 'validateBody', () =>
+        op.requestBody
+          ? strict().compile({
+              $ref: pointer(
+                'paths',
+                path,
+                m,
+                'requestBody',
+                'content',
+                'application/json',
+                'schema',
+              ),
+            })
+          : null,
+      );
+      ops.push(entry);
     }
   }
   return ops;
+}
+
+/** A property computed on first read and kept. */
+function lazy<K extends keyof Operation>(op: Operation, key: K, make: () => Operation[K]) {
+  Object.defineProperty(op, key, {
+    configurable: true,
+    enumerable: true,
+    get() {
+      const value = make();
+      Object.defineProperty(op, key, { value, enumerable: true });
+      return value;
+    },
+  });
+}
+
+/**
+ * Compiles every operation's validators in the background, one operation per turn of the event
+ * loop, so the server's first requests do not pay for it and a broken schema shows at start.
+ */
+export async function warmCatalog(catalog: readonly Operation[]): Promise<void> {
+  for (const op of catalog) {
+    void op.validateQuery;
+    void op.validatePath;
+    void op.validateBody;
+    await new Promise((r) => setImmediate(r));
+  }
 }

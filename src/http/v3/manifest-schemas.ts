@@ -1,6 +1,6 @@
 // A manifest's entries are checked against the contract: the entry's own schema
 // (ManifestResource) and, for its properties, the create schema its type names in
-// `x-properties-schemas`, compiled once like the request bodies. A type's write permissions are
+// `x-properties-schemas`, compiled at first use like the request bodies. A type's write permissions are
 // those of the route each action goes through: the operation whose body is that create schema,
 // and the PATCH and DELETE of the item path below it (a type without DELETE is removed by its
 // PATCH, with that operation's conditional permissions: a delivery is archived).
@@ -9,16 +9,17 @@ import type { Action, ManifestSchemas, PlanType } from '../../domain/plans/types
 import type { Locale } from '../../i18n/messages.ts';
 import { newAjv } from './catalog.ts';
 import { detailsOf } from './validation.ts';
+import { lazyMap, once } from '../../domain/shared/once.ts';
 
 export type ManifestChecks = (locale: Locale) => ManifestSchemas;
 
 export function manifestChecks(spec: any): ManifestChecks {
   const resource = spec.components?.schemas?.ManifestResource ?? {};
   const refs: Record<string, string> = resource['x-properties-schemas'] ?? {};
-  const ajv = newAjv(false, spec);
-  const entry = ajv.compile({ $ref: 'spec#/components/schemas/ManifestResource' });
-  const properties = new Map<string, ValidateFunction>(
-    Object.entries(refs).map(([type, ref]) => [type, ajv.compile({ $ref: 'spec' + ref })]),
+  const ajv = once(() => newAjv(false, spec));
+  const entry = once(() => ajv().compile({ $ref: 'spec#/components/schemas/ManifestResource' }));
+  const properties = lazyMap<string, ValidateFunction>(
+    Object.entries(refs).map(([type, ref]) => [type, () => ajv().compile({ $ref: 'spec' + ref })]),
   );
   const permissions = new Map<string, Record<Action, string[]>>();
   const paths: Record<string, any> = spec.paths ?? {};
@@ -40,10 +41,11 @@ export function manifestChecks(spec: any): ManifestChecks {
     }
   return (locale) => ({
     entry(value, at) {
-      return entry(value) ? [] : detailsOf(entry, 'field', locale, at);
+      const validate = entry();
+      return validate(value) ? [] : detailsOf(validate, 'field', locale, at);
     },
     properties(type: PlanType, value, at) {
-      const validate = properties.get(type);
+      const validate = properties.get(type)?.();
       if (!validate) return [{ field: at, code: 'unsupported_resource', message: type }];
       return validate(value) ? [] : detailsOf(validate, 'field', locale, at);
     },
