@@ -82,6 +82,16 @@ t('validation errors, repeated, never hold the key', async ({ b }) => {
     assert.is(bad.status, 422, `bad ${i + 1}`);
     assert.is(bad.body.error.code, 'validation_failed');
   }
+  // Refused by the service itself (a CPF whose check digits are wrong), not by the schema.
+  for (let i = 0; i < 3; i++) {
+    const bad = await newUser(b, key, {
+      name: 'Bad CPF',
+      email: 'bad-cpf@example.com',
+      document: '111.444.777-00',
+    });
+    assert.is(bad.status, 422, `bad CPF ${i + 1}: ${bad.text}`);
+    assert.is(bad.body.error.details[0].code, 'invalid_document');
+  }
   const body = { name: 'Late', email: 'late@example.com' };
   assert.is((await newUser(b, key, body)).status, 201);
   for (let i = 0; i < 3; i++)
@@ -166,6 +176,32 @@ t(
     assert.is(retried.body.data.status, 'revoked');
   },
 );
+
+t('the retry after result_uncertain holds the key while it runs', async ({ b }) => {
+  const idem = b.app.services.idempotency;
+  const key = newKey();
+  const hash = requestHash('POST', '/p-retry', undefined);
+  const at = new Date(b.clock.now().getTime() - HOUR);
+  await leaveLock(b, key, '/p-retry', 'a-process-that-died', at);
+  try {
+    await idem.reserve(b.credentialId, key, hash);
+    assert.unreachable('a dead lock is result_uncertain');
+  } catch (err: any) {
+    assert.is(err.code, 'result_uncertain');
+  }
+  const retry = await idem.reserve(b.credentialId, key, hash);
+  assert.is(retry.kind, 'execute');
+  const token = (retry as { token: string }).token;
+  try {
+    // An identical request meanwhile waits for it: neither a second run nor result_uncertain.
+    await idem.reserve(b.credentialId, key, hash);
+    assert.unreachable('the retry holds the key');
+  } catch (err: any) {
+    assert.is(err.code, 'idempotency_in_progress');
+  } finally {
+    await idem.release(b.credentialId, key, token);
+  }
+});
 
 t('a key is remembered for exactly 48 hours', async ({ b }) => {
   const key = newKey();
