@@ -224,12 +224,15 @@ export async function updateRows(
 }
 
 /**
- * PostgreSQL: inserts rows of one shape as `INSERT ... SELECT * FROM unnest(...)`, one array
- * parameter per column (`types` names each column's PostgreSQL type, in the rows' key order),
- * rather than a parameter per value: a 100-row insert binds 17 arrays instead of 1,700 values.
- * `tail` follows the SELECT (`ON CONFLICT ...`, `RETURNING ...`). Returns the rows returned.
+ * PostgreSQL: inserts rows of one shape as `INSERT ... SELECT * FROM json_to_recordset(?)`, the
+ * rows sent as one JSON parameter (`types` names each column's PostgreSQL type, in the rows' key
+ * order; keys not in it are ignored, a missing or undefined value is null). One parameter, not one
+ * per value nor an array per column: node-postgres writes an array parameter element by element,
+ * each escaped through two regular expressions, which was a quarter of what a 500-row import chunk
+ * allocated; JSON.stringify writes the whole chunk as one string. `tail` follows the SELECT
+ * (`ON CONFLICT ...`, `RETURNING ...`). Returns the rows returned, in the rows' order.
  */
-export async function insertUnnest(
+export async function insertJson(
   { tx }: { tx: Tx },
   table: string,
   types: Record<string, string>,
@@ -237,9 +240,8 @@ export async function insertUnnest(
   tail = '',
 ): Promise<Record<string, unknown>[]> {
   const columns = Object.keys(types);
-  const arrays = columns.map((c) => rows.map((r) => r[c] ?? null));
   const sql =
     `INSERT INTO ${table} (${columns.join(', ')}) ` +
-    `SELECT * FROM unnest(${columns.map((c) => `?::${types[c]}[]`).join(', ')}) ${tail}`;
-  return (await tx.raw(sql, arrays as any[])).rows;
+    `SELECT * FROM json_to_recordset(?::json) AS v(${columns.map((c) => `${c} ${types[c]}`).join(', ')}) ${tail}`;
+  return (await tx.raw(sql, [JSON.stringify(rows)])).rows;
 }
