@@ -243,5 +243,16 @@ export async function insertJson(
   const sql =
     `INSERT INTO ${table} (${columns.join(', ')}) ` +
     `SELECT * FROM json_to_recordset(?::json) AS v(${columns.map((c) => `${c} ${types[c]}`).join(', ')}) ${tail}`;
-  return (await tx.raw(sql, [JSON.stringify(rows)])).rows;
+  return (await tx.raw(sql, [JSON.stringify(rows, wellFormed)])).rows;
 }
+
+type Unicode = { isWellFormed(): boolean; toWellFormed(): string };
+/**
+ * A lone surrogate (valid in a JavaScript string, and in a request's JSON) becomes U+FFFD, as
+ * node-postgres's UTF-8 encoding of a text parameter makes it: JSON.stringify escapes it instead,
+ * and PostgreSQL refuses that escape, so the insert would fail where a single-row one succeeds.
+ */
+const wellFormed = (_key: string, v: unknown) =>
+  typeof v === 'string' && !(v as unknown as Unicode).isWellFormed()
+    ? (v as unknown as Unicode).toWellFormed()
+    : v;
