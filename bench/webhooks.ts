@@ -20,6 +20,7 @@ import type { AddressInfo } from 'node:net';
 import path from 'node:path';
 import { createBenchSchema } from './pg-schema.ts';
 import { transaction } from '../src/db/tx.ts';
+import { scriptNodeFlags } from './node-flags.ts';
 import { benchServices } from './services.ts';
 import { startWorkers } from '../src/tasks/index.ts';
 
@@ -71,7 +72,7 @@ try {
   if (!WORKERS) await startWorkers(services);
   for (let i = 0; i < WORKERS; i++)
     children.push(
-      spawn(process.execPath, ['src/worker.ts'], {
+      spawn(process.execPath, [...scriptNodeFlags('worker'), 'src/worker.ts'], {
         cwd: path.resolve(import.meta.dirname, '..'),
         env: {
           ...process.env,

@@ -87,6 +87,7 @@ import { V3Router } from '../src/http/v3/router.ts';
 import type { ChildStats } from '../bench/child-control.ts';
 import { benchPostgresUrl, createBenchSchema } from '../bench/pg-schema.ts';
 import { loadBaseline, regressionRows } from '../bench/baseline.ts';
+import { scriptNodeFlags } from '../bench/node-flags.ts';
 
 // ---------------------------------------------------------------------------------------------
 // Options
@@ -272,8 +273,9 @@ interface Child<T> {
 }
 
 async function startChild<T>(script: string, profileName: string, env: NodeJS.ProcessEnv) {
-  // Node strips the types itself, as `npm start` runs the server (and the bench/ tools).
-  const args: string[] = [];
+  // Node strips the types itself, as `npm start` runs the server (and the bench/ tools), with the
+  // V8 flags `npm start` gives it.
+  const args: string[] = scriptNodeFlags('start');
   // One directory per phase: each process writes its profile there.
   if (CPU_PROF) args.push('--cpu-prof', `--cpu-prof-dir=${path.join(CPU_PROF, profileName)}`);
   args.push(path.join(root, 'scripts', script));
@@ -991,8 +993,13 @@ async function jobsPhase(engine: Engine): Promise<JobLatency> {
 // to a local receiver (event-to-delivery latency, burst throughput) and GET /api/v1/usuario walked
 // page by page over 100,000 students (the last page must cost what the first does: keyset pages).
 
-async function childJson(script: string, args: string[], timeoutMs = 600_000): Promise<any> {
-  const child = spawn(process.execPath, [path.join(root, 'bench', script), ...args], {
+async function childJson(
+  script: string,
+  args: string[],
+  timeoutMs = 600_000,
+  nodeFlags: string[] = [],
+): Promise<any> {
+  const child = spawn(process.execPath, [...nodeFlags, path.join(root, 'bench', script), ...args], {
     cwd: root,
     stdio: ['ignore', 'pipe', 'inherit'],
   });
@@ -1837,7 +1844,13 @@ async function importsPhase(where: (e: Engine) => string): Promise<string[][]> {
     const peaks: Record<number, number> = {};
     for (const n of IMPORT_ROWS) {
       process.stderr.write(`  imports and exports (${engineName(e)}): ${fmt(n)} rows...\n`);
-      const r = await childJson('imports.ts', [where(e), String(n)], 3_600_000);
+      // The child runs the workers as `npm run worker` does: with its V8 flags.
+      const r = await childJson(
+        'imports.ts',
+        [where(e), String(n)],
+        3_600_000,
+        scriptNodeFlags('worker'),
+      );
       for (const p of ['analysis', 'processing', 'export'] as const)
         rows.push([engineName(e), fmt(n), p, fmt(r[p].rowsPerSecond), fmt(r[p].peakRssMiB, 1)]);
       peaks[n] = r.export.peakRssMiB;

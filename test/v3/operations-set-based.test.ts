@@ -53,13 +53,16 @@ async function account(b: Booted, name: string, hookUrl: string): Promise<Twin> 
   return { accountId, api: makeClient(b.url, root.secret, new ContractChecker(loadSpec())) };
 }
 
-/** 130 items (two set-based chunks): creates, updates, and updates that change nothing. */
+/**
+ * 130 items (two set-based chunks): creates, updates, and updates that change nothing. One name
+ * has a lone surrogate (JSON allows it): stored as U+FFFD either way, the chunk still set-based.
+ */
 const mixed = () => [
   ...Array.from({ length: 100 }, (_, i) => ({
     key: `new${i}`,
     payload: {
       email: `New${i}@Example.com`,
-      name: `  New ${i} `,
+      name: i === 7 ? 'New \ud800 7' : `  New ${i} `,
       ...(i % 3 === 0 ? { document: '529.982.247-25', free: true } : {}),
       ...(i % 4 === 0 ? { utm: { utm_source: 'mail' }, job_title: 'Teacher', phone: '' } : {}),
     },
@@ -216,6 +219,11 @@ t('the same items, students, events and deliveries as item by item', async () =>
       // What the batches did, besides being equal: 100 + 3 students created (30 seeded).
       const users = await b.app.db('users').where('account_id', twin.accountId).count({ n: '*' });
       assert.is(Number(users[0]!.n), 133);
+      const seventh = await b.app
+        .db('users')
+        .where({ account_id: twin.accountId, email_lower: 'new7@example.com' })
+        .first();
+      assert.is(seventh.name, 'New \ufffd 7');
       const events = await b.app.db('events').where('account_id', twin.accountId).count({ n: '*' });
       const deliveries = await b.app
         .db('webhook_deliveries')

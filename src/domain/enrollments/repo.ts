@@ -5,7 +5,7 @@ import type { CursorCodec } from '../../db/cursor.ts';
 import type { Tx } from '../../db/knex.ts';
 import { bool, insertId } from '../../db/dialect.ts';
 import { isPostgres } from '../../db/engine.ts';
-import { firstRow, insertUnnest, updateRows } from '../../db/statements.ts';
+import { firstRow, insertJson, updateRows } from '../../db/statements.ts';
 import { changedRow, newRow } from '../shared/row.ts';
 import type { DurationUnit } from './duration.ts';
 
@@ -87,7 +87,7 @@ export interface ScheduleRef {
 
 const pairKey = (p: { userId: number; productId: number }) => `${p.userId}:${p.productId}`;
 
-/** PostgreSQL types of the columns a chunk writes (insertUnnest, updateRows). */
+/** PostgreSQL types of the columns a chunk writes (insertJson, updateRows). */
 const COLUMN_TYPES: Record<string, string> = {
   account_id: 'int',
   user_id: 'int',
@@ -293,7 +293,7 @@ export const enrollmentsRepo = {
     let written: EnrollmentRow[];
     if (isPostgres(tx)) {
       const types = Object.fromEntries(Object.keys(rows[0]!).map((c) => [c, COLUMN_TYPES[c]!]));
-      written = (await insertUnnest({ tx }, 'enrollments', types, rows, 'RETURNING *')).map(map);
+      written = (await insertJson({ tx }, 'enrollments', types, rows, 'RETURNING *')).map(map);
     } else {
       const ids: number[] = [];
       for (const r of rows) ids.push(await insertId({ tx }, 'enrollments', r));

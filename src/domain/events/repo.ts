@@ -3,7 +3,7 @@ import { keyset, pages, type PageParams } from '../../db/page.ts';
 import type { CursorCodec } from '../../db/cursor.ts';
 import { isPostgres, type Tx } from '../../db/engine.ts';
 import { insertId } from '../../db/dialect.ts';
-import { firstRow, insertUnnest } from '../../db/statements.ts';
+import { firstRow, insertJson } from '../../db/statements.ts';
 import type { Event } from './types.ts';
 
 /** An event as recorded, before it has an id. */
@@ -81,7 +81,7 @@ export const eventsRepo = {
       data: 'text',
       created_at: 'text',
     };
-    const returned = await insertUnnest({ tx }, 'events', types, rows, 'RETURNING id');
+    const returned = await insertJson({ tx }, 'events', types, rows, 'RETURNING id');
     return returned.map((r) => Number(r.id)).sort((a: number, b: number) => a - b);
   },
 

@@ -6,7 +6,7 @@ import type { Knex } from 'knex';
 import type { Tx } from '../../db/engine.ts';
 import { bool, insertId } from '../../db/dialect.ts';
 import { isPostgres } from '../../db/engine.ts';
-import { execute, insertUnnest } from '../../db/statements.ts';
+import { execute, insertJson } from '../../db/statements.ts';
 import { Lease, type Claimed } from '../../db/lease.ts';
 
 /** The attempt running the operation holds it (src/db/lease.ts). */
@@ -183,9 +183,9 @@ export const operationsRepo = {
       status: 'pending',
       updated_at: now,
     }));
-    // PostgreSQL: one statement, an array per column (a batch's POST waits for it).
+    // PostgreSQL: one statement, the rows as one JSON parameter (a batch's POST waits for it).
     if (isPostgres(tx)) {
-      await insertUnnest({ tx }, 'operation_items', ITEM_TYPES, rows);
+      await insertJson({ tx }, 'operation_items', ITEM_TYPES, rows);
       return;
     }
     // Chunks keep each statement under SQLite's bound-parameter limit.

@@ -3,7 +3,7 @@
 import type { Tx } from '../../db/knex.ts';
 import { bool, insertId } from '../../db/dialect.ts';
 import { isPostgres } from '../../db/engine.ts';
-import { insertUnnest } from '../../db/statements.ts';
+import { insertJson } from '../../db/statements.ts';
 import { toRow } from '../shared/row.ts';
 
 /** held: its account was not active when its turn came; queued again when it is (service.ts). */
@@ -115,7 +115,7 @@ export const outboxRepo = {
       attempts: 0,
       created_at: now,
     }));
-    const returned = await insertUnnest({ tx }, 'emails', EMAIL_TYPES, rows, 'RETURNING id');
+    const returned = await insertJson({ tx }, 'emails', EMAIL_TYPES, rows, 'RETURNING id');
     return returned.map((r) => Number(r.id)).sort((a, b) => a - b);
   },
 

@@ -2,7 +2,20 @@
 // snake_case columns, so no service spells a column. Fields left undefined are not written.
 import { newRevision } from './ids.ts';
 
-const snake = (k: string) => k.replace(/[A-Z]/g, (c) => `_${c.toLowerCase()}`);
+/**
+ * Column names by field name, computed once each: a chunk of 500 new rows otherwise ran the
+ * regular expression 9,000 times. The keys are the fields the code spells; the bound is in case a
+ * caller ever passes keys it did not choose.
+ */
+const columns = new Map<string, string>();
+function snake(k: string): string {
+  let column = columns.get(k);
+  if (column === undefined) {
+    column = k.replace(/[A-Z]/g, (c) => `_${c.toLowerCase()}`);
+    if (columns.size < 1000) columns.set(k, column);
+  }
+  return column;
+}
 
 /** The columns of `fields`: each key in snake_case, undefined values left out. */
 export function toRow(fields: object): Record<string, unknown> {

@@ -2,7 +2,7 @@
 // that is the request's transaction, and SQLite has a single connection.
 import { keyset, pages, type PageParams } from '../../db/page.ts';
 import type { CursorCodec } from '../../db/cursor.ts';
-import { firstRow, insertUnnest } from '../../db/statements.ts';
+import { firstRow, insertJson } from '../../db/statements.ts';
 import { isPostgres, type Tx } from '../../db/knex.ts';
 import { bool, insertId, json } from '../../db/dialect.ts';
 import { newRevision } from '../shared/ids.ts';
@@ -331,7 +331,7 @@ export const usersRepo = {
   /** Inserts the rows (one shape); a row whose email exists already is skipped, not returned. */
   async insertMany({ tx }: { tx: Tx }, users: NewUser[], now: string): Promise<User[]> {
     if (users.length === 0) return [];
-    const inserted = await insertUnnest(
+    const inserted = await insertJson(
       { tx },
       'users',
       NEW_ROW_TYPES,
