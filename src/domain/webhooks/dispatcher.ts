@@ -36,7 +36,7 @@ import {
   type Delivery,
   type DeliveryStatus,
 } from './deliveries-repo.ts';
-import { endpointsRepo, type Endpoint } from './repo.ts';
+import { endpointsRepo } from './repo.ts';
 import type { SendResult, WebhookSender } from './sender.ts';
 import { signedHeaders } from './signature.ts';
 import {
@@ -75,6 +75,9 @@ interface Outcome {
   done: (settled: Settled) => void;
   fail: (err: unknown) => void;
 }
+
+/** A claim's read of its endpoint (src/domain/webhooks/repo.ts forClaim). */
+type ClaimRead = NonNullable<Awaited<ReturnType<typeof endpointsRepo.forClaim>>>;
 
 /** Opened secrets kept in memory, at most (forgotten all at once past it). */
 const MAX_OPENED = 10_000;
@@ -225,24 +228,29 @@ export class WebhookDispatcher {
     this.waiters.shift()?.();
   }
 
+  /** The endpoint, its account's state and its signing secrets, read taking the endpoint's lock. */
+  private read({ tx }: { tx: Tx }, endpointId: number, now: string): Promise<ClaimRead | null> {
+    return endpointsRepo.forClaim({ tx }, endpointId, now, leases.groupLock({ tx }, endpointId));
+  }
+
   /**
    * Claims up to `max` of the endpoint's due deliveries, oldest first, while it has free slots,
-   * in the caller's transaction: waits for the endpoint's lock (PostgreSQL), then one batch claim
-   * of the lease primitive, one read of the events and one of the secrets, whatever their number.
-   * An endpoint that no longer sends closes what is due there instead.
+   * in the caller's transaction: one statement reads the endpoint with its secrets and waits for
+   * its lock (PostgreSQL), one reads the candidates with the endpoint's held count, one claims
+   * them (the lease primitive), one reads their events, whatever their number. An endpoint that
+   * no longer sends closes what is due there instead.
    */
   private async claim(
     { tx }: { tx: Tx },
     endpointId: number,
     max: number,
-    /** Read by the caller in this transaction. */
-    read?: { endpoint: Endpoint; accountActive: boolean },
+    /** Read by the caller in this transaction (this.read: the lock is held). */
+    read?: ClaimRead,
   ): Promise<Claim[]> {
-    await leases.lockGroup({ tx }, endpointId);
-    const found = read ?? (await endpointsRepo.withAccount({ tx }, endpointId));
+    const now = this.iso();
+    const found = read ?? (await this.read({ tx }, endpointId, now));
     if (!found) return [];
     const { endpoint } = found;
-    const now = this.iso();
     // Not active: nothing is sent, nothing closed; what is due waits (see dispatchEndpoint).
     if (!found.accountActive) return [];
     if (endpoint.status !== 'enabled' || endpoint.deletedAt) {
@@ -264,6 +272,7 @@ export class WebhookDispatcher {
         columns: ['*'],
         // One endpoint: the first `max` due are the ones to claim.
         candidates: max,
+        locked: true,
       },
     );
     if (rows.length === 0) return [];
@@ -277,7 +286,7 @@ export class WebhookDispatcher {
         )
       ).map((e) => [e.id, e]),
     );
-    const secrets = await this.secrets({ tx }, endpoint, now);
+    const secrets = this.secrets(endpoint.id, found.sealed);
     const claims: Claim[] = [];
     for (const d of picked) {
       const prior = d.status === 'in_progress' ? (d.priorStatus ?? 'failed') : d.status;
@@ -317,13 +326,12 @@ export class WebhookDispatcher {
   }
 
   /** The secrets signing now (read at every claim: rotations apply at once), opened once each. */
-  private async secrets({ tx }: { tx: Tx }, endpoint: Endpoint, now: string): Promise<string[]> {
-    const rows = await endpointsRepo.activeSecrets({ tx }, endpoint.id, now);
-    return rows.map((r) => {
-      const key = `${endpoint.id}:${r.sealed}`;
+  private secrets(endpointId: number, sealed: string[]): string[] {
+    return sealed.map((value) => {
+      const key = `${endpointId}:${value}`;
       let secret = this.opened.get(key);
       if (secret === undefined) {
-        secret = unseal(this.secretsKey, r.sealed, secretContext(endpoint.id));
+        secret = unseal(this.secretsKey, value, secretContext(endpointId));
         if (this.opened.size >= MAX_OPENED) this.opened.clear();
         this.opened.set(key, secret);
       }
@@ -410,7 +418,9 @@ export class WebhookDispatcher {
     handOver: boolean,
   ): Promise<{ next: Claim[]; look: boolean }> {
     const endpointId = outcomes[0]!.claim.endpointId;
-    const read = (await endpointsRepo.withAccount({ tx }, endpointId))!;
+    // First, the endpoint's lock (the hand-over claim below needs it; finishing attempts at one
+    // endpoint take turns across instances), with the read that claim uses.
+    const read = (await this.read({ tx }, endpointId, this.iso()))!;
     const { endpoint } = read;
     const found = await repo.getMany(
       { tx },
