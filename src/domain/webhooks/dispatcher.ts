@@ -29,7 +29,6 @@ import type { Logger } from '../../log.ts';
 import { unseal } from '../../secrets-key.ts';
 import { Lease } from '../../db/lease.ts';
 import { randomHex } from '../shared/ids.ts';
-import { eventsRepo } from '../events/repo.ts';
 import {
   deliveriesRepo as repo,
   type AttemptOrigin,
@@ -269,28 +268,19 @@ export class WebhookDispatcher {
         orderBy: ['due_at', 'id'],
         where: repo.dueAt(endpointId, now),
         set: repo.claimed(until, now),
-        columns: ['*'],
+        columns: ['*', ...repo.eventColumns],
         // One endpoint: the first `max` due are the ones to claim.
         candidates: max,
         locked: true,
       },
     );
     if (rows.length === 0) return [];
-    const picked = rows.map((r) => repo.map(r));
-    const events = new Map(
-      (
-        await eventsRepo.getMany(
-          { tx },
-          endpoint.accountId,
-          picked.map((d) => d.eventId),
-        )
-      ).map((e) => [e.id, e]),
-    );
     const secrets = this.secrets(endpoint.id, found.sealed);
     const claims: Claim[] = [];
-    for (const d of picked) {
+    for (const row of rows) {
+      const d = repo.map(row);
       const prior = d.status === 'in_progress' ? (d.priorStatus ?? 'failed') : d.status;
-      const event = events.get(d.eventId);
+      const event = repo.event(row);
       if (!event) {
         // Swept with its deliveries meanwhile; nothing left to send.
         await this.close({ tx }, d.id, prior, now);
