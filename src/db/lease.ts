@@ -139,6 +139,19 @@ export class Lease {
   }
 
   /**
+   * lockGroup as an expression to select in the caller's first statement of the transaction (one
+   * round trip less); null on SQLite. The lock is held from that statement on: a later statement
+   * sees what the previous holder committed.
+   */
+  groupLock({ tx }: { tx: Tx }, value: number): { sql: string; params: unknown[] } | null {
+    if (!isPostgres(tx)) return null;
+    return {
+      sql: 'pg_advisory_xact_lock(hashtext(?), ?::int)',
+      params: [`lease:${this.c.table}`, value],
+    };
+  }
+
+  /**
    * Claims up to `limit` claimable rows that pass `where`, in `orderBy` order, at most `perGroup`
    * held at once in each `group` (counting those already held); returns the ids claimed. One
    * statement writes them all. Call it inside a transaction: the locks last until its end.
@@ -160,14 +173,26 @@ export class Lease {
   ): Promise<Record<string, any>[]> {
     const { table, id: key, owner: o, until } = this.c;
     const pg = isPostgres(tx);
-    const columns = (opts.columns ?? [key, opts.group]).join(', ');
+    let columns = (opts.columns ?? [key, opts.group]).join(', ');
     const order = [opts.orderBy].flat().join(', ');
+    // The caller holds the group's lock since an earlier statement, so this statement's snapshot
+    // already has what the previous holder committed: the held count is read here, not after.
+    const locked = opts.locked === true;
+    if (locked)
+      columns +=
+        `, (SELECT COUNT(*) FROM ${table} h WHERE h.${opts.group} = ${table}.${opts.group} ` +
+        `AND h.${o} IS NOT NULL AND h.${until} >= ?) AS ${HELD}`;
     // Claimable (free or expired; the owner's own rows count as held, not as candidates).
     let sql =
       `SELECT ${columns} FROM ${table} WHERE (${o} IS NULL OR (${until} < ? AND ${o} <> ?)) ` +
       (opts.where ? `AND (${opts.where.sql}) ` : '');
-    const params: unknown[] = [h.now, h.owner, ...(opts.where?.params ?? [])];
-    if (pg) {
+    const params: unknown[] = [
+      ...(locked ? [h.now] : []),
+      h.now,
+      h.owner,
+      ...(opts.where?.params ?? []),
+    ];
+    if (pg && !locked) {
       sql += `AND pg_try_advisory_xact_lock(hashtext(?), ${opts.group}::int) `;
       params.push(`lease:${table}`);
     }
@@ -175,7 +200,10 @@ export class Lease {
     params.push(opts.candidates ?? opts.limit * 4);
     const candidates = await allRows<Record<string, any>>({ tx }, sql, params);
     const groups = [...new Set(candidates.map((r) => String(r[opts.group])))];
-    const held = await this.heldPerGroup({ tx }, opts.group, groups, h.now);
+    const held = locked
+      ? new Map(candidates.map((r) => [String(r[opts.group]), Number(r[HELD])]))
+      : await this.heldPerGroup({ tx }, opts.group, groups, h.now);
+    if (locked) for (const r of candidates) delete r[HELD];
     const picked: Record<string, any>[] = [];
     for (const r of candidates) {
       if (picked.length >= opts.limit) break;
@@ -221,6 +249,9 @@ export class Expression {
   }
 }
 
+/** The column of a `locked` claim's candidates that carries their group's held count. */
+const HELD = 'lease_held_in_group';
+
 const marks = (n: number) => Array.from({ length: n }, () => '?').join(', ');
 
 export interface BatchOptions {
@@ -240,6 +271,14 @@ export interface BatchOptions {
    * claim narrowed to one group by `where` needs no more than `limit`.
    */
   candidates?: number;
+  /**
+   * The caller took the group's lock in an earlier statement of this transaction (lockGroup,
+   * groupLock): the held count is read with the candidates, in one statement. Without it
+   * (PostgreSQL), the candidates' statement tries the lock and the count is a statement of its
+   * own, read after it: a count in the same statement as the try could miss the claims that the
+   * previous holder committed between the statement's snapshot and the lock.
+   */
+  locked?: boolean;
 }
 
 /**

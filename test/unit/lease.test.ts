@@ -6,6 +6,7 @@
 import { suite } from 'uvu';
 import * as assert from 'uvu/assert';
 import { Lease } from '../../src/db/lease.ts';
+import type { Tx } from '../../src/db/engine.ts';
 import { isPostgres } from '../../src/db/knex.ts';
 import { closeSideConnections } from '../../src/db/reader.ts';
 import { transaction } from '../../src/db/tx.ts';
@@ -233,6 +234,76 @@ t(
     await Promise.all([one, two]);
     // It saw the slot freed by the first transaction's commit (skipping would have claimed none).
     assert.equal(claimed, [1]);
+  },
+);
+
+t(
+  'a locked claim counts its group in its candidates statement: the cap holds',
+  async ({ database }) => {
+    const { db } = database;
+    await reset(
+      db,
+      [1, 2, 3, 4].map((id) => ({ id, grp: 7 })),
+    );
+    await db('lease_t')
+      .where('id', 1)
+      .update({ holder: 'x', held_until: at(100) });
+    const opts = {
+      group: 'grp',
+      perGroup: 2,
+      limit: 10,
+      orderBy: 'id',
+      where: { sql: 'grp = ?', params: [7] },
+      locked: true,
+    };
+    // The lock, selected in the transaction's first statement (PostgreSQL; SQLite writes alone).
+    const lockFirst = async (tx: Tx) => {
+      const lock = lease.groupLock({ tx }, 7);
+      if (lock) await tx.raw(`SELECT ${lock.sql}`, lock.params as any[]);
+    };
+    // One held of two: one more (not the row's count column, which is not returned).
+    const rows = await transaction(db, async (tx) => {
+      await lockFirst(tx);
+      return lease.claimBatchRows(
+        { tx },
+        { owner: 'p', now: at(10), until: at(40) },
+        { ...opts, columns: ['id', 'grp'] },
+      );
+    });
+    assert.equal(
+      rows.map((r) => ({ ...r, id: Number(r.id), grp: Number(r.grp) })),
+      [{ id: 2, grp: 7 }],
+    );
+    if (!isPostgres(db)) return;
+    // PostgreSQL: a second claimer waits for the lock while the first frees a slot and claims
+    // two more rows in its place, then sees that commit: the group is full (a count read with a
+    // snapshot older than the lock would see one held and claim row 3).
+    await db('lease_t').where('id', 2).update({ holder: null, held_until: null });
+    let release!: () => void;
+    const hold = new Promise<void>((r) => (release = r));
+    let first: number[] | null = null;
+    const one = db.transaction(async (tx) => {
+      await lockFirst(tx);
+      first = await lease.claimBatch(
+        { tx },
+        { owner: 'p', now: at(10), until: at(40) },
+        { ...opts, limit: 1 },
+      );
+      await hold;
+    });
+    while (first === null) await new Promise((r) => setTimeout(r, 5));
+    let second: number[] | null = null;
+    const two = db.transaction(async (tx) => {
+      await lockFirst(tx);
+      second = await lease.claimBatch({ tx }, { owner: 'q', now: at(11), until: at(40) }, opts);
+    });
+    await new Promise((r) => setTimeout(r, 200));
+    assert.is(second, null, 'waits for the lock');
+    release();
+    await Promise.all([one, two]);
+    assert.equal(first, [2]);
+    assert.equal(second, []);
+    assert.equal(await db('lease_t').whereNotNull('holder').orderBy('id').pluck('id'), [1, 2]);
   },
 );
 

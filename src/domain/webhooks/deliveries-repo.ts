@@ -5,6 +5,8 @@ import type { CursorCodec } from '../../db/cursor.ts';
 import { isPostgres, type Tx } from '../../db/engine.ts';
 import { Expression } from '../../db/lease.ts';
 import { bool, insertId } from '../../db/dialect.ts';
+import { eventsRepo } from '../events/repo.ts';
+import type { Event } from '../events/types.ts';
 import {
   allRows,
   execute,
@@ -288,6 +290,30 @@ export const deliveriesRepo = {
       sql: `endpoint_id = ? AND waiting = ? AND due_at <= ? AND ${DUE_SQL}`,
       params: [endpointId, false, now, now],
     };
+  },
+
+  /**
+   * What a claim reads of each delivery's event beside the delivery (scalar subqueries: the
+   * claim's statement stays on the deliveries table, which PostgreSQL locks FOR UPDATE); null
+   * when the event is gone (swept with its deliveries). `event(row)` maps them.
+   */
+  eventColumns: ['type', 'version', 'data', 'created_at'].map(
+    (c) =>
+      `(SELECT ev.${c} FROM events ev WHERE ev.id = webhook_deliveries.event_id ` +
+      `AND ev.account_id = webhook_deliveries.account_id) AS claimed_event_${c}`,
+  ),
+
+  /** The event read by a claim through eventColumns, or null when it is gone. */
+  event(r: Record<string, unknown>): Event | null {
+    if (r.claimed_event_type === null || r.claimed_event_type === undefined) return null;
+    return eventsRepo.map({
+      id: r.event_id,
+      account_id: r.account_id,
+      type: r.claimed_event_type,
+      version: r.claimed_event_version,
+      data: r.claimed_event_data,
+      created_at: r.claimed_event_created_at,
+    });
   },
 
   /**

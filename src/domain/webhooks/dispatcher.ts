@@ -29,14 +29,13 @@ import type { Logger } from '../../log.ts';
 import { unseal } from '../../secrets-key.ts';
 import { Lease } from '../../db/lease.ts';
 import { randomHex } from '../shared/ids.ts';
-import { eventsRepo } from '../events/repo.ts';
 import {
   deliveriesRepo as repo,
   type AttemptOrigin,
   type Delivery,
   type DeliveryStatus,
 } from './deliveries-repo.ts';
-import { endpointsRepo, type Endpoint } from './repo.ts';
+import { endpointsRepo } from './repo.ts';
 import type { SendResult, WebhookSender } from './sender.ts';
 import { signedHeaders } from './signature.ts';
 import {
@@ -76,6 +75,12 @@ interface Outcome {
   fail: (err: unknown) => void;
 }
 
+/** A claim's read of its endpoint (src/domain/webhooks/repo.ts forClaim). */
+type ClaimRead = NonNullable<Awaited<ReturnType<typeof endpointsRepo.forClaim>>>;
+
+/** The longest a group commit waits for the endpoint's attempts still sending (see gather). */
+const GATHER_MS = 5;
+
 /** Opened secrets kept in memory, at most (forgotten all at once past it). */
 const MAX_OPENED = 10_000;
 
@@ -96,6 +101,10 @@ export class WebhookDispatcher {
   private readonly inflight = new Set<Promise<void>>();
   /** Outcomes not yet recorded, by endpoint; present while a transaction records some. */
   private readonly outcomes = new Map<number, Outcome[]>();
+  /** This process's attempts waiting for their receiver's answer, by endpoint. */
+  private readonly sending = new Map<number, number>();
+  /** A group commit waiting for the endpoint's attempts still sending (see gather). */
+  private readonly gathering = new Map<number, () => void>();
   /** Unsealed signing secrets by endpoint and sealed value (unsealing is an AES-GCM decryption). */
   private readonly opened = new Map<string, string>();
   private readonly db: Db;
@@ -225,24 +234,29 @@ export class WebhookDispatcher {
     this.waiters.shift()?.();
   }
 
+  /** The endpoint, its account's state and its signing secrets, read taking the endpoint's lock. */
+  private read({ tx }: { tx: Tx }, endpointId: number, now: string): Promise<ClaimRead | null> {
+    return endpointsRepo.forClaim({ tx }, endpointId, now, leases.groupLock({ tx }, endpointId));
+  }
+
   /**
    * Claims up to `max` of the endpoint's due deliveries, oldest first, while it has free slots,
-   * in the caller's transaction: waits for the endpoint's lock (PostgreSQL), then one batch claim
-   * of the lease primitive, one read of the events and one of the secrets, whatever their number.
-   * An endpoint that no longer sends closes what is due there instead.
+   * in the caller's transaction: one statement reads the endpoint with its secrets and waits for
+   * its lock (PostgreSQL), one reads the candidates with the endpoint's held count, one claims
+   * them (the lease primitive), one reads their events, whatever their number. An endpoint that
+   * no longer sends closes what is due there instead.
    */
   private async claim(
     { tx }: { tx: Tx },
     endpointId: number,
     max: number,
-    /** Read by the caller in this transaction. */
-    read?: { endpoint: Endpoint; accountActive: boolean },
+    /** Read by the caller in this transaction (this.read: the lock is held). */
+    read?: ClaimRead,
   ): Promise<Claim[]> {
-    await leases.lockGroup({ tx }, endpointId);
-    const found = read ?? (await endpointsRepo.withAccount({ tx }, endpointId));
+    const now = this.iso();
+    const found = read ?? (await this.read({ tx }, endpointId, now));
     if (!found) return [];
     const { endpoint } = found;
-    const now = this.iso();
     // Not active: nothing is sent, nothing closed; what is due waits (see dispatchEndpoint).
     if (!found.accountActive) return [];
     if (endpoint.status !== 'enabled' || endpoint.deletedAt) {
@@ -261,27 +275,19 @@ export class WebhookDispatcher {
         orderBy: ['due_at', 'id'],
         where: repo.dueAt(endpointId, now),
         set: repo.claimed(until, now),
-        columns: ['*'],
+        columns: ['*', ...repo.eventColumns],
         // One endpoint: the first `max` due are the ones to claim.
         candidates: max,
+        locked: true,
       },
     );
     if (rows.length === 0) return [];
-    const picked = rows.map((r) => repo.map(r));
-    const events = new Map(
-      (
-        await eventsRepo.getMany(
-          { tx },
-          endpoint.accountId,
-          picked.map((d) => d.eventId),
-        )
-      ).map((e) => [e.id, e]),
-    );
-    const secrets = await this.secrets({ tx }, endpoint, now);
+    const secrets = this.secrets(endpoint.id, found.sealed);
     const claims: Claim[] = [];
-    for (const d of picked) {
+    for (const row of rows) {
+      const d = repo.map(row);
       const prior = d.status === 'in_progress' ? (d.priorStatus ?? 'failed') : d.status;
-      const event = events.get(d.eventId);
+      const event = repo.event(row);
       if (!event) {
         // Swept with its deliveries meanwhile; nothing left to send.
         await this.close({ tx }, d.id, prior, now);
@@ -317,13 +323,12 @@ export class WebhookDispatcher {
   }
 
   /** The secrets signing now (read at every claim: rotations apply at once), opened once each. */
-  private async secrets({ tx }: { tx: Tx }, endpoint: Endpoint, now: string): Promise<string[]> {
-    const rows = await endpointsRepo.activeSecrets({ tx }, endpoint.id, now);
-    return rows.map((r) => {
-      const key = `${endpoint.id}:${r.sealed}`;
+  private secrets(endpointId: number, sealed: string[]): string[] {
+    return sealed.map((value) => {
+      const key = `${endpointId}:${value}`;
       let secret = this.opened.get(key);
       if (secret === undefined) {
-        secret = unseal(this.secretsKey, r.sealed, secretContext(endpoint.id));
+        secret = unseal(this.secretsKey, value, secretContext(endpointId));
         if (this.opened.size >= MAX_OPENED) this.opened.clear();
         this.opened.set(key, secret);
       }
@@ -351,7 +356,16 @@ export class WebhookDispatcher {
   private async attempt(claim: Claim): Promise<Claim | null> {
     const timestamp = Math.floor(this.clock.now().getTime() / 1000);
     const headers = signedHeaders(claim.secrets, claim.msgId, timestamp, claim.body);
-    const result = await this.sender.send(claim.url, headers, claim.body);
+    const id = claim.endpointId;
+    this.sending.set(id, (this.sending.get(id) ?? 0) + 1);
+    let result: SendResult;
+    try {
+      result = await this.sender.send(claim.url, headers, claim.body);
+    } finally {
+      const left = this.sending.get(id)! - 1;
+      if (left > 0) this.sending.set(id, left);
+      else this.sending.delete(id);
+    }
     const { next, look } = await this.record(claim, result);
     // A slot was left free: what became due since the claim looked (or what this process had no
     // slot for) is claimed now, after the commit. Should the process stop first, the delivery is
@@ -371,15 +385,45 @@ export class WebhookDispatcher {
   private record(claim: Claim, result: SendResult): Promise<Settled> {
     return new Promise((done, fail) => {
       const queued = this.outcomes.get(claim.endpointId);
-      if (queued) return void queued.push({ claim, result, done, fail });
+      if (queued) {
+        queued.push({ claim, result, done, fail });
+        if (!this.sending.has(claim.endpointId)) this.gathering.get(claim.endpointId)?.();
+        return;
+      }
       this.outcomes.set(claim.endpointId, [{ claim, result, done, fail }]);
       void this.flush(claim.endpointId);
     });
   }
 
+  /**
+   * Before a group commit: while other attempts of this process at the endpoint still wait for
+   * their answer, waits for them, at most GATHER_MS. With a handful of slots per endpoint and a
+   * transaction longer than a local request, the attempts claimed by one commit otherwise
+   * finish during the next and always go in the one after it, two groups taking turns; waiting
+   * for them puts every slot's outcome in one transaction (PostgreSQL: round trips per delivery
+   * halved at the default limit of 4).
+   */
+  private gather(endpointId: number): Promise<void> {
+    // The attempts that the last commit handed slots to start sending after this turn.
+    return new Promise<void>((resolve) =>
+      setImmediate(() => {
+        if (!this.sending.has(endpointId) || this.closing) return resolve();
+        const timer = setTimeout(wake, GATHER_MS);
+        const gathering = this.gathering;
+        function wake() {
+          clearTimeout(timer);
+          gathering.delete(endpointId);
+          resolve();
+        }
+        this.gathering.set(endpointId, wake);
+      }),
+    );
+  }
+
   private async flush(endpointId: number): Promise<void> {
     const queued = this.outcomes.get(endpointId)!;
     while (queued.length > 0) {
+      await this.gather(endpointId);
       const batch = queued.splice(0);
       // Nobody waits for a slot of this process: the slots may go to the endpoint's next deliveries.
       const handOver = !this.closing && this.waiters.length === 0;
@@ -410,7 +454,9 @@ export class WebhookDispatcher {
     handOver: boolean,
   ): Promise<{ next: Claim[]; look: boolean }> {
     const endpointId = outcomes[0]!.claim.endpointId;
-    const read = (await endpointsRepo.withAccount({ tx }, endpointId))!;
+    // First, the endpoint's lock (the hand-over claim below needs it; finishing attempts at one
+    // endpoint take turns across instances), with the read that claim uses.
+    const read = (await this.read({ tx }, endpointId, this.iso()))!;
     const { endpoint } = read;
     const found = await repo.getMany(
       { tx },

@@ -104,6 +104,35 @@ export const endpointsRepo = {
   },
 
   /**
+   * A claim's read, one statement: the endpoint (deleted or not), whether its account is active,
+   * and the sealed secrets signing at `now` (at most two, newest first: as activeSecrets), with
+   * `lock` selected too (the lease primitive's group lock, taken by this statement).
+   */
+  async forClaim(
+    { tx }: { tx: Tx },
+    id: number,
+    now: string,
+    lock: { sql: string; params: unknown[] } | null,
+  ): Promise<{ endpoint: Endpoint; accountActive: boolean; sealed: string[] } | null> {
+    const secret = (offset: number) =>
+      '(SELECT s.sealed FROM webhook_secrets s WHERE s.endpoint_id = e.id AND ' +
+      `(s.expires_at IS NULL OR s.expires_at > ?) ORDER BY s.id DESC LIMIT 1 OFFSET ${offset})`;
+    const r = await firstRow<any>(
+      { tx },
+      `SELECT e.*, a.status AS account_status, ${secret(0)} AS sealed_1, ${secret(1)} AS sealed_2` +
+        (lock ? `, ${lock.sql} AS locked` : '') +
+        ' FROM webhook_endpoints e JOIN accounts a ON a.id = e.account_id WHERE e.id = ?',
+      [now, now, ...(lock?.params ?? []), id],
+    );
+    if (!r) return null;
+    return {
+      endpoint: map(r),
+      accountActive: r.account_status === 'active',
+      sealed: [r.sealed_1, r.sealed_2].filter((v): v is string => typeof v === 'string'),
+    };
+  },
+
+  /**
    * The endpoint's row, deleted or not. PostgreSQL: locked until the transaction ends, so claims
    * and finishes of its deliveries take turns (its concurrency limit holds across instances).
    * SQLite runs transactions one at a time anyway.
