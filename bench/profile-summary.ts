@@ -27,8 +27,10 @@ interface Profile {
 const file = process.argv[2];
 const top = Number(process.argv[3] ?? 25);
 const skipUs = Number(process.argv[4] ?? 0) * 1e6;
-if (!file) {
-  console.error('usage: node bench/profile-summary.ts FILE.cpuprofile [topN]');
+// One file: a glob that matched several (node --cpu-prof writes one per worker thread) once put a
+// file name where topN goes, and every table came out empty.
+if (!file || !Number.isFinite(top) || !Number.isFinite(skipUs)) {
+  console.error('usage: node bench/profile-summary.ts FILE.cpuprofile [topN=25] [skipSeconds=0]');
   process.exit(2);
 }
 const profile = JSON.parse(fs.readFileSync(file, 'utf8')) as Profile;
