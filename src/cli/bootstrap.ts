@@ -21,15 +21,15 @@ export async function bootstrapDemo(
   const demo = await accounts.transaction(async (tx) => {
     // Two instances starting at once on an empty PostgreSQL database: only one bootstraps.
     if (isPostgres(tx)) await tx.raw('SELECT pg_advisory_xact_lock(7231001)');
-    if (!(await accounts.isEmpty(tx))) return null;
-    const { id: accountId } = await accounts.createAccount({ name: 'Demo school' }, tx);
+    if (!(await accounts.isEmpty({ tx }))) return null;
+    const { id: accountId } = await accounts.createAccount({ name: 'Demo school' }, { tx });
     const credential = await accounts.createRootCredential(
       { accountId, name: 'Demo credential', permissions: ['*'], authMode: 'both' },
-      tx,
+      { tx },
     );
-    const legacy = await accounts.createLegacyKey(accountId, tx);
-    const admin = await accounts.createAdmin({ accountId, email: DEMO_EMAIL, password }, tx);
-    await accounts.linkAdmin(admin.id, credential.id, tx);
+    const legacy = await accounts.createLegacyKey(accountId, { tx });
+    const admin = await accounts.createAdmin({ accountId, email: DEMO_EMAIL, password }, { tx });
+    await accounts.linkAdmin(admin.id, credential.id, { tx });
     return { accountId, credential, legacy, admin };
   });
   if (!demo) return;

@@ -108,7 +108,7 @@ export class TokenService {
         .whereNull('used_at')
         .update({ used_at: this.at() });
       if (!consumed) return 'used';
-      const refused = problem ?? (await this.grantEnded(grant, tx));
+      const refused = problem ?? (await this.grantEnded(grant, { tx }));
       if (refused) return refused;
       await this.store({ tx }, grant, tokens);
       return 'issued';
@@ -206,7 +206,10 @@ export class TokenService {
   }
 
   /** A grant dies with its browser session's sign-out and with its administrator. */
-  private async grantEnded(grant: Grant, tx: Tx = this.db): Promise<OAuthError | undefined> {
+  private async grantEnded(
+    grant: Grant,
+    { tx = this.db }: { tx?: Tx } = {},
+  ): Promise<OAuthError | undefined> {
     const session = await tx('admin_sessions')
       .join('administrators as a', 'a.id', 'admin_sessions.admin_id')
       .where('admin_sessions.id', grant.sessionId)

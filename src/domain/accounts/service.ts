@@ -68,7 +68,7 @@ export class AccountsService {
     return this.clock.now().toISOString();
   }
 
-  async isEmpty(tx: Tx = this.db): Promise<boolean> {
+  async isEmpty({ tx = this.db }: { tx?: Tx } = {}): Promise<boolean> {
     return !(await accountsRepo.any({ tx }));
   }
 
@@ -81,7 +81,7 @@ export class AccountsService {
 
   async createAccount(
     input: { name: string; sandbox?: boolean; replicaOf?: number | null },
-    tx: Tx = this.db,
+    { tx = this.db }: { tx?: Tx } = {},
   ) {
     if (input.replicaOf != null && !(await accountsRepo.exists({ tx }, input.replicaOf))) {
       throw new AppError('not_found');
@@ -116,7 +116,7 @@ export class AccountsService {
       authMode?: AuthMode;
       test?: boolean;
     },
-    tx: Tx = this.db,
+    { tx = this.db }: { tx?: Tx } = {},
   ) {
     if (!(await accountsRepo.exists({ tx }, input.accountId))) throw new AppError('not_found');
     const environment = input.test ? 'test' : 'live';
@@ -149,7 +149,7 @@ export class AccountsService {
 
   async createAdmin(
     input: { accountId: number; email: string; password: string },
-    tx: Tx = this.db,
+    { tx = this.db }: { tx?: Tx } = {},
   ) {
     if (!(await accountsRepo.exists({ tx }, input.accountId))) throw new AppError('not_found');
     const totpSecret = generateSecret();
@@ -166,7 +166,7 @@ export class AccountsService {
     return { id, totpSecret };
   }
 
-  async linkAdmin(adminId: number, credentialId: number, tx: Tx = this.db) {
+  async linkAdmin(adminId: number, credentialId: number, { tx = this.db }: { tx?: Tx } = {}) {
     const adminAccount = await adminsRepo.accountOf({ tx }, adminId);
     const credentialAccount = await accountsRepo.credentialAccount({ tx }, credentialId);
     if (adminAccount === null || credentialAccount === null) throw new AppError('not_found');
@@ -186,7 +186,7 @@ export class AccountsService {
     return { id, status: 'removed' };
   }
 
-  async createLegacyKey(accountId: number, tx: Tx = this.db) {
+  async createLegacyKey(accountId: number, { tx = this.db }: { tx?: Tx } = {}) {
     if (!(await accountsRepo.exists({ tx }, accountId))) throw new AppError('not_found');
     // Legacy keys have their own shape, so a v3 secret can never be mistaken for one (and back).
     const key = randomBase62(24);

@@ -77,7 +77,11 @@ export class AutomationsService {
     );
   }
 
-  async getDiamond(accountId: number, id: number | null, tx: Tx = this.db): Promise<Diamond> {
+  async getDiamond(
+    accountId: number,
+    id: number | null,
+    { tx = this.db }: { tx?: Tx } = {},
+  ): Promise<Diamond> {
     const d = id === null ? null : await repo.getDiamond({ tx }, accountId, id);
     if (!d) throw new AppError('not_found');
     return d;
@@ -107,7 +111,7 @@ export class AutomationsService {
   ): Promise<Membership> {
     const accountId = auth.account.id;
     return inTransaction(this.db, opts.tx, async (tx) => {
-      const diamond = await this.getDiamond(accountId, diamondId, tx);
+      const diamond = await this.getDiamond(accountId, diamondId, { tx });
       const user = userId === null ? null : await usersRepo.get({ tx }, accountId, userId);
       if (!user) {
         const message = 'No student of the account has this id.';

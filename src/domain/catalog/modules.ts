@@ -89,7 +89,7 @@ export class ModulesService {
     accountId: number,
     productId: number | null,
     q: ModuleListQuery,
-    tx: Tx = this.db,
+    { tx = this.db }: { tx?: Tx } = {},
   ): Promise<PageResult<Module>> {
     const p = await this.product({ tx }, accountId, productId);
     const filters = {
@@ -107,7 +107,12 @@ export class ModulesService {
     return modulesRepo.page({ tx }, this.cursors, accountId, p.id, filters, q);
   }
 
-  async get(accountId: number, productId: number | null, id: number | null, tx: Tx = this.db) {
+  async get(
+    accountId: number,
+    productId: number | null,
+    id: number | null,
+    { tx = this.db }: { tx?: Tx } = {},
+  ) {
     return this.find({ tx }, accountId, productId, id);
   }
 

@@ -21,7 +21,7 @@ export class PublicationsService {
     productId: number | null,
     opts: { tx?: Tx } = {},
   ): Promise<Operation> {
-    const p = await this.catalog.get(auth.account.id, productId, opts.tx);
+    const p = await this.catalog.get(auth.account.id, productId, { tx: opts.tx });
     if (p.sourceId !== null) throw replicaReadonly();
     const id = toId(p.id)!;
     return this.operations.open(

@@ -106,7 +106,7 @@ export class SchedulesService {
     accountId: number,
     productId: number | null,
     q: ScheduleListQuery,
-    tx: Tx = this.db,
+    { tx = this.db }: { tx?: Tx } = {},
   ): Promise<PageResult<ScheduleView>> {
     const p = await this.product({ tx }, accountId, productId);
     const deleted = q.deleted ?? false;
@@ -119,7 +119,7 @@ export class SchedulesService {
     accountId: number,
     productId: number | null,
     id: number | null,
-    tx: Tx = this.db,
+    { tx = this.db }: { tx?: Tx } = {},
   ): Promise<ScheduleView> {
     return this.view({ tx }, await this.find({ tx }, accountId, productId, id));
   }

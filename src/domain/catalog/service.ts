@@ -60,7 +60,11 @@ export class CatalogService {
     this.modules = new ModulesService(db, clock, cursors, this.replicas);
   }
 
-  async get(accountId: number, id: number | null, tx: Tx = this.db): Promise<Product> {
+  async get(
+    accountId: number,
+    id: number | null,
+    { tx = this.db }: { tx?: Tx } = {},
+  ): Promise<Product> {
     const p = id === null ? null : await productsRepo.get({ tx }, accountId, id);
     if (!p) throw new AppError('not_found');
     return p;
@@ -69,7 +73,7 @@ export class CatalogService {
   async list(
     accountId: number,
     q: ProductListQuery,
-    tx: Tx = this.db,
+    { tx = this.db }: { tx?: Tx } = {},
   ): Promise<PageResult<Product>> {
     return productsRepo.page({ tx }, this.cursors, accountId, { status: q.status }, q);
   }
@@ -116,7 +120,7 @@ export class CatalogService {
       const p = await guardedWrite({
         // A copy's read-only fields are refused before If-Match is looked at (403, not 412).
         load: async () => {
-          const p = await this.get(accountId, id, tx);
+          const p = await this.get(accountId, id, { tx });
           const readonly = Object.keys(input).filter((k) => k !== 'status');
           if (p.sourceId !== null && readonly.length) throw replicaReadonly(readonly);
           return p;
@@ -141,7 +145,7 @@ export class CatalogService {
     await inTransaction(this.db, opts.tx, async (tx) => {
       await guardedWrite({
         load: async () => {
-          const p = await this.get(accountId, id, tx);
+          const p = await this.get(accountId, id, { tx });
           if (p.sourceId !== null) throw replicaReadonly();
           return p;
         },
@@ -161,7 +165,7 @@ export class CatalogService {
     accountId: number,
     productId: number | null,
   ): Promise<Product> {
-    const p = await this.get(accountId, productId, tx);
+    const p = await this.get(accountId, productId, { tx });
     if (p.sourceId !== null) throw replicaReadonly();
     const now = () => this.clock.now().toISOString();
     const toPublished = { status: 'published' } as const;

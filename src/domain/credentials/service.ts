@@ -148,7 +148,11 @@ export class CredentialsService {
   }
 
   // Every read inside a write uses the write's transaction: SQLite has one connection.
-  async get(auth: AuthContext, id: number | null, tx: Tx = this.db): Promise<Credential> {
+  async get(
+    auth: AuthContext,
+    id: number | null,
+    { tx = this.db }: { tx?: Tx } = {},
+  ): Promise<Credential> {
     const c = id === null ? null : await repo.get({ tx }, auth.account.id, id);
     if (!c) throw new AppError('not_found');
     return c;
@@ -182,7 +186,7 @@ export class CredentialsService {
 
   /** Otherwise a narrow credential could revoke, narrow or take over a wider one. */
   private async manageable(auth: AuthContext, id: number | null, tx: Tx): Promise<Credential> {
-    const c = await this.get(auth, id, tx);
+    const c = await this.get(auth, id, { tx });
     const excess = beyond(auth.credential, c.permissions);
     if (excess.length) {
       throw tooMuch(
@@ -288,7 +292,7 @@ export class CredentialsService {
       write: (c) => repo.revokeIf({ tx }, c.id, c.revision, now),
       // Changed since it was read; a concurrent revocation makes this one a repeat.
       lost: async () => {
-        const current = await this.get(auth, id, tx);
+        const current = await this.get(auth, id, { tx });
         if (current.status === 'revoked')
           return new AppError('credential_revoked', { status: 422 });
         return new AppError('revision_mismatch');

@@ -68,7 +68,11 @@ export class EnrollmentsService {
     );
   }
 
-  async get(accountId: number, id: number | null, tx: Tx = this.db): Promise<Enrollment> {
+  async get(
+    accountId: number,
+    id: number | null,
+    { tx = this.db }: { tx?: Tx } = {},
+  ): Promise<Enrollment> {
     const row = id === null ? null : await repo.get({ tx }, accountId, id);
     if (!row) throw new AppError('not_found');
     return this.view(row);
@@ -79,7 +83,7 @@ export class EnrollmentsService {
     accountId: number,
     userId: number | null,
     q: EnrollmentListQuery,
-    tx: Tx = this.db,
+    { tx = this.db }: { tx?: Tx } = {},
   ): Promise<PageResult<Enrollment>> {
     const user = userId === null ? null : await usersRepo.get({ tx }, accountId, userId);
     if (!user) throw new AppError('not_found');
@@ -198,7 +202,7 @@ export class EnrollmentsService {
         input.ended === true && e.endedFlag && Object.keys(input).length === 1;
       const ending = (e: Enrollment) => input.ended === true && !e.endedFlag;
       const e = await guardedWrite({
-        load: () => this.get(accountId, id, tx),
+        load: () => this.get(accountId, id, { tx }),
         ifMatch,
         check: (e) => {
           if (input.ended === false)

@@ -153,7 +153,11 @@ export class EventsService implements EventRecorder {
     return entry.version;
   }
 
-  async get(accountId: number, id: number | null, tx: Tx = this.db): Promise<Event> {
+  async get(
+    accountId: number,
+    id: number | null,
+    { tx = this.db }: { tx?: Tx } = {},
+  ): Promise<Event> {
     const e = id === null ? null : await repo.get({ tx }, accountId, id);
     // Past the retention an event is gone, even before the sweep deletes it.
     if (!e || e.createdAt < this.retainedSince()) throw new AppError('not_found');
@@ -161,7 +165,11 @@ export class EventsService implements EventRecorder {
   }
 
   /** A page of the account's events, newest first by default (recording order). */
-  async list(accountId: number, q: EventListQuery, tx: Tx = this.db): Promise<PageResult<Event>> {
+  async list(
+    accountId: number,
+    q: EventListQuery,
+    { tx = this.db }: { tx?: Tx } = {},
+  ): Promise<PageResult<Event>> {
     const filters = {
       type: q.type,
       createdAfter: instantParam('created_after', q.created_after),

@@ -47,7 +47,11 @@ export class ExportsService {
     return e;
   }
 
-  async get(accountId: number, id: number | null, tx: Tx = this.db): Promise<Export> {
+  async get(
+    accountId: number,
+    id: number | null,
+    { tx = this.db }: { tx?: Tx } = {},
+  ): Promise<Export> {
     const e = id === null ? null : await repo.get({ tx }, accountId, id);
     if (!e) throw new AppError('not_found');
     return this.view(e);
@@ -93,7 +97,7 @@ export class ExportsService {
         tx,
       );
       await repo.setOperation({ tx }, id, op.id);
-      return this.get(auth.account.id, id, tx);
+      return this.get(auth.account.id, id, { tx });
     });
   }
 

@@ -91,7 +91,11 @@ export class ImportsService {
     return { ...imp, shownStatus };
   }
 
-  async get(accountId: number, id: number | null, tx: Tx = this.db): Promise<ImportView> {
+  async get(
+    accountId: number,
+    id: number | null,
+    { tx = this.db }: { tx?: Tx } = {},
+  ): Promise<ImportView> {
     const { imp, op } = await this.load({ tx }, accountId, id);
     return this.view(imp, op);
   }
@@ -138,7 +142,7 @@ export class ImportsService {
         },
         this.now(),
       );
-      return this.get(accountId, id, tx);
+      return this.get(accountId, id, { tx });
     });
   }
 
@@ -181,7 +185,7 @@ export class ImportsService {
           return repo.update({ tx }, row.id, changes, guard);
         },
       });
-      return this.get(accountId, imp.id, tx);
+      return this.get(accountId, imp.id, { tx });
     });
   }
 

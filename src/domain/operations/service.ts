@@ -67,7 +67,11 @@ export class OperationsService {
     );
   }
 
-  async get(accountId: number, id: number | null, tx: Tx = this.db): Promise<Operation> {
+  async get(
+    accountId: number,
+    id: number | null,
+    { tx = this.db }: { tx?: Tx } = {},
+  ): Promise<Operation> {
     const op = id === null ? null : await repo.get({ tx }, id, accountId);
     if (!op) throw new AppError('not_found');
     return op;
@@ -182,7 +186,7 @@ export class OperationsService {
   async cancel(accountId: number, id: number | null, opts: { tx?: Tx } = {}): Promise<Operation> {
     const now = this.clock.now().toISOString();
     return inTransaction(this.db, opts.tx, async (tx) => {
-      const op = await this.get(accountId, id, tx);
+      const op = await this.get(accountId, id, { tx });
       if ((TERMINAL as readonly string[]).includes(op.status))
         throw new AppError('operation_not_cancelable');
       const canceledNow = await repo.update(
@@ -223,7 +227,7 @@ export class OperationsService {
   async resume(accountId: number, id: number | null, opts: { tx?: Tx } = {}): Promise<Operation> {
     const now = this.clock.now().toISOString();
     return inTransaction(this.db, opts.tx, async (tx) => {
-      const op = await this.get(accountId, id, tx);
+      const op = await this.get(accountId, id, { tx });
       if (op.status !== 'failed' || (await repo.countRecoverable({ tx }, op.id)) === 0)
         throw new AppError('operation_not_resumable');
       const number = op.attemptNumber + 1;

@@ -159,22 +159,34 @@ export class OutboxService {
   }
 
   /** The address's send history and bounce flag, or null when nothing was ever sent to it. */
-  async recipient(accountId: number, email: string, tx: Tx = this.db): Promise<Recipient | null> {
+  async recipient(
+    accountId: number,
+    email: string,
+    { tx = this.db }: { tx?: Tx } = {},
+  ): Promise<Recipient | null> {
     return repo.recipient({ tx }, accountId, email.toLowerCase());
   }
 
   /** The emails written to an address, newest first (at most `limit`). */
-  async history(accountId: number, email: string, limit = 50, tx: Tx = this.db) {
+  async history(accountId: number, email: string, limit = 50, { tx = this.db }: { tx?: Tx } = {}) {
     return repo.toAddress({ tx }, accountId, email.toLowerCase(), limit);
   }
 
   /** At least one email to this address was sent. */
-  async hasReceived(accountId: number, email: string, tx: Tx = this.db): Promise<boolean> {
-    return ((await this.recipient(accountId, email, tx))?.sentCount ?? 0) > 0;
+  async hasReceived(
+    accountId: number,
+    email: string,
+    { tx = this.db }: { tx?: Tx } = {},
+  ): Promise<boolean> {
+    return ((await this.recipient(accountId, email, { tx }))?.sentCount ?? 0) > 0;
   }
 
-  async isBounced(accountId: number, email: string, tx: Tx = this.db): Promise<boolean> {
-    return (await this.recipient(accountId, email, tx))?.bounced ?? false;
+  async isBounced(
+    accountId: number,
+    email: string,
+    { tx = this.db }: { tx?: Tx } = {},
+  ): Promise<boolean> {
+    return (await this.recipient(accountId, email, { tx }))?.bounced ?? false;
   }
 
   /** Puts the address on the bounce list: emails to it are suppressed until it is taken off. */

@@ -92,7 +92,7 @@ export class ProgressService {
     accountId: number,
     productId: number | null,
     q: { kind?: LessonKind; limit?: number; cursor?: string },
-    tx: Tx = this.db,
+    { tx = this.db }: { tx?: Tx } = {},
   ): Promise<PageResult<Lesson>> {
     const p = await this.product({ tx }, accountId, productId);
     return lessonsRepo.page({ tx }, this.cursors, accountId, p.id, { kind: q.kind }, q);
@@ -170,7 +170,7 @@ export class ProgressService {
     accountId: number,
     userId: number | null,
     productId: number | null,
-    tx: Tx = this.db,
+    { tx = this.db }: { tx?: Tx } = {},
   ): Promise<ProductProgress> {
     const u = await this.user({ tx }, accountId, userId);
     const p = await this.product({ tx }, accountId, productId);
@@ -204,7 +204,7 @@ export class ProgressService {
     accountId: number,
     userId: number | null,
     itemId: number | null,
-    tx: Tx = this.db,
+    { tx = this.db }: { tx?: Tx } = {},
   ): Promise<ExamResult> {
     const u = await this.user({ tx }, accountId, userId);
     const item = await this.item({ tx }, accountId, itemId, 'exam');

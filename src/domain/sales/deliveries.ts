@@ -137,7 +137,11 @@ export class DeliveriesService {
     return out;
   }
 
-  async get(accountId: number, id: number | null, tx: Tx = this.db): Promise<Delivery> {
+  async get(
+    accountId: number,
+    id: number | null,
+    { tx = this.db }: { tx?: Tx } = {},
+  ): Promise<Delivery> {
     const d = id === null ? null : await repo.get({ tx }, accountId, id);
     if (!d) throw new AppError('not_found');
     return d;
@@ -146,7 +150,7 @@ export class DeliveriesService {
   async list(
     accountId: number,
     q: DeliveryListQuery,
-    tx: Tx = this.db,
+    { tx = this.db }: { tx?: Tx } = {},
   ): Promise<PageResult<Delivery>> {
     const filters = { gateway: q.gateway, status: q.status, externalId: q.external_id };
     return repo.page({ tx }, this.cursors, accountId, filters, q);
@@ -229,7 +233,7 @@ export class DeliveriesService {
     return inTransaction(this.db, opts.tx, async (tx) => {
       // Read-only copy and the archive permission are refused before If-Match is looked at.
       const load = async () => {
-        const d = await this.get(accountId, id, tx);
+        const d = await this.get(accountId, id, { tx });
         if (d.sourceId !== null) throw replicaReadonly(Object.keys(input));
         if (input.status !== undefined && !opts.mayArchive)
           throw new AppError('permission_denied', {

@@ -64,7 +64,11 @@ export class TransactionsService {
     this.cursors = cursors;
   }
 
-  async get(accountId: number, id: number | null, tx: Tx = this.db): Promise<SaleTransaction> {
+  async get(
+    accountId: number,
+    id: number | null,
+    { tx = this.db }: { tx?: Tx } = {},
+  ): Promise<SaleTransaction> {
     const t = id === null ? null : await repo.get({ tx }, accountId, id);
     if (!t) throw new AppError('not_found');
     return t;
@@ -73,7 +77,7 @@ export class TransactionsService {
   async list(
     accountId: number,
     q: TransactionListQuery,
-    tx: Tx = this.db,
+    { tx = this.db }: { tx?: Tx } = {},
   ): Promise<PageResult<SaleTransaction>> {
     const filters = {
       // Not parseable as an id: a filter that matches nothing (null), not an error.
@@ -90,7 +94,12 @@ export class TransactionsService {
   }
 
   /** Transactions whose sale or subscription id at the gateway is `externalId`, oldest first. */
-  async listByExternal(accountId: number, engine: string, externalId: string, tx: Tx = this.db) {
+  async listByExternal(
+    accountId: number,
+    engine: string,
+    externalId: string,
+    { tx = this.db }: { tx?: Tx } = {},
+  ) {
     return repo.byExternal({ tx }, accountId, engine, externalId);
   }
 }

@@ -131,7 +131,7 @@ async function loadStudents(t: ScenarioTools, tx: Tx, accountId: number, p: Scen
       await t.tags.assign(accountId, user.id, tag, { tx });
     const r = rng.next();
     if (r < 0.55 && ids.deliveries.length) {
-      const d = await t.deliveries.get(accountId, rng.pick(ids.deliveries), tx);
+      const d = await t.deliveries.get(accountId, rng.pick(ids.deliveries), { tx });
       const sale = {
         transaction_id: `ord-${p.seed}-${n}`,
         product_id: d.externalIds[0],

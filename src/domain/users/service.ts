@@ -158,13 +158,21 @@ export class UsersService {
     this.events = events;
   }
 
-  async get(accountId: number, id: number | null, tx: Tx = this.db): Promise<User> {
+  async get(
+    accountId: number,
+    id: number | null,
+    { tx = this.db }: { tx?: Tx } = {},
+  ): Promise<User> {
     const u = id === null ? null : await repo.get({ tx }, accountId, id);
     if (!u) throw new AppError('not_found');
     return u;
   }
 
-  async list(accountId: number, q: UserListQuery, tx: Tx = this.db): Promise<PageResult<User>> {
+  async list(
+    accountId: number,
+    q: UserListQuery,
+    { tx = this.db }: { tx?: Tx } = {},
+  ): Promise<PageResult<User>> {
     const filters = {
       emailLower: q.email?.toLowerCase(),
       tagId: q.tag_id,
@@ -335,7 +343,7 @@ export class UsersService {
     if (input.email !== undefined) changes.email = input.email;
     return inTransaction(this.db, opts.tx, async (tx) => {
       const u = await guardedWrite({
-        load: () => this.get(accountId, id, tx),
+        load: () => this.get(accountId, id, { tx }),
         ifMatch,
         check: async (u) => {
           if (input.email === undefined) return;
@@ -378,7 +386,7 @@ export class UsersService {
   ): Promise<void> {
     await inTransaction(this.db, opts.tx, async (tx) => {
       const u = await guardedWrite({
-        load: () => this.get(accountId, id, tx),
+        load: () => this.get(accountId, id, { tx }),
         ifMatch,
         // Tags go first and roll back with the rest if the user changed meanwhile.
         write: (u, guard) => repo.remove({ tx }, u.id, guard),
@@ -397,7 +405,7 @@ export class UsersService {
   // ---- the legacy generations' lookups, walks and the student's own sign-in ----
 
   /** A student by email (case-insensitive), id or document (its digits); else 404. */
-  async find(accountId: number, ref: UserRef, tx: Tx = this.db): Promise<User> {
+  async find(accountId: number, ref: UserRef, { tx = this.db }: { tx?: Tx } = {}): Promise<User> {
     let u: User | null = null;
     if ('email' in ref) u = await repo.findByEmail({ tx }, accountId, ref.email.toLowerCase());
     else if ('id' in ref) u = ref.id === null ? null : await repo.get({ tx }, accountId, ref.id);
@@ -415,7 +423,7 @@ export class UsersService {
   async listById(
     accountId: number,
     q: { tagId?: number; limit: number; cursor?: string },
-    tx: Tx = this.db,
+    { tx = this.db }: { tx?: Tx } = {},
   ): Promise<PageResult<User>> {
     return repo.pageById({ tx }, this.cursors, accountId, q.tagId, q);
   }
