@@ -28,7 +28,7 @@ export class PublicationsService {
       auth,
       'product.publish_all',
       [{ key: id, payload: { product_id: id } }],
-      opts.tx,
+      { tx: opts.tx },
     );
   }
 }

@@ -185,7 +185,11 @@ export class CredentialsService {
   }
 
   /** Otherwise a narrow credential could revoke, narrow or take over a wider one. */
-  private async manageable(auth: AuthContext, id: number | null, tx: Tx): Promise<Credential> {
+  private async manageable(
+    auth: AuthContext,
+    id: number | null,
+    { tx }: { tx: Tx },
+  ): Promise<Credential> {
     const c = await this.get(auth, id, { tx });
     const excess = beyond(auth.credential, c.permissions);
     if (excess.length) {
@@ -262,7 +266,7 @@ export class CredentialsService {
     const tx = opts.tx ?? this.db;
     const c = await guardedWrite({
       load: async () => {
-        const c = await this.manageable(auth, id, tx);
+        const c = await this.manageable(auth, id, { tx });
         if (input.permissions) assertKnownPermissions(input.permissions);
         if (c.status === 'revoked') throw new AppError('credential_revoked', { status: 422 });
         return c;
@@ -284,7 +288,7 @@ export class CredentialsService {
     const now = this.clock.now().toISOString();
     const c = await guardedWrite({
       load: async () => {
-        const c = await this.manageable(auth, id, tx);
+        const c = await this.manageable(auth, id, { tx });
         if (c.status === 'revoked') throw new AppError('credential_revoked', { status: 422 });
         return c;
       },
@@ -306,7 +310,7 @@ export class CredentialsService {
 
   async remove(auth: AuthContext, id: number | null, opts: { tx?: Tx } = {}): Promise<void> {
     const tx = opts.tx ?? this.db;
-    const c = await this.manageable(auth, id, tx);
+    const c = await this.manageable(auth, id, { tx });
     if (c.id === auth.credential.id || c.lastUsedAt || (await repo.hasUsage({ tx }, c.id))) {
       throw new AppError('credential_not_removable');
     }
@@ -320,7 +324,7 @@ export class CredentialsService {
     opts: { tx?: Tx } = {},
   ) {
     const tx = opts.tx ?? this.db;
-    const c = await this.manageable(auth, id, tx);
+    const c = await this.manageable(auth, id, { tx });
     if (c.status === 'revoked') throw new AppError('credential_revoked', { status: 422 });
     if (adminId === null || !(await repo.adminInAccount({ tx }, auth.account.id, adminId))) {
       throw new AppError('not_found');
@@ -337,7 +341,7 @@ export class CredentialsService {
     opts: { tx?: Tx } = {},
   ) {
     const tx = opts.tx ?? this.db;
-    const c = await this.manageable(auth, id, tx);
+    const c = await this.manageable(auth, id, { tx });
     if (adminId === null || (await repo.unlink({ tx }, c.id, adminId)) === 0)
       throw new AppError('not_found');
   }

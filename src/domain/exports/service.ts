@@ -94,7 +94,7 @@ export class ExportsService {
         auth,
         EXPORT_USERS,
         [{ key: 'export', payload: { export_id: id } }],
-        tx,
+        { tx },
       );
       await repo.setOperation({ tx }, id, op.id);
       return this.get(auth.account.id, id, { tx });

@@ -232,7 +232,7 @@ export class ImportsService {
         auth,
         ANALYSIS,
         [{ key: 'analysis', payload: { import_id: imp.id } }],
-        tx,
+        { tx },
       );
       await repo.update({ tx }, imp.id, {
         status: 'pending',
@@ -278,8 +278,11 @@ export class ImportsService {
           createdAt: this.now(),
         },
       );
-      const processing = await this.operations.openWith(auth, PROCESS, tx, (t, opId, now) =>
-        repo.fillItems({ tx: t }, imp.id, attemptId, opId, now),
+      const processing = await this.operations.openWith(
+        auth,
+        PROCESS,
+        (t, opId, now) => repo.fillItems({ tx: t }, imp.id, attemptId, opId, now),
+        { tx },
       );
       if (processing.total === 0)
         throw conflict('nothing_to_process', 'Every ready row has been applied already.');

@@ -129,7 +129,7 @@ export class OperationsService {
       );
       if (problems.length) throw new AppError('item_invalid', { details: problems.slice(0, 100) });
     }
-    return this.open(auth, input.type, input.items, opts.tx);
+    return this.open(auth, input.type, input.items, { tx: opts.tx });
   }
 
   /** Records a queued operation with its items and first attempt, and enqueues its run. */
@@ -137,13 +137,13 @@ export class OperationsService {
     auth: AuthContext,
     type: string,
     items: { key: string; payload: unknown }[],
-    outer?: Tx,
+    { tx }: { tx?: Tx } = {},
   ): Promise<Operation> {
     const fill = async (tx: Tx, id: number, now: string) => {
       await repo.insertItems({ tx }, id, items, now);
       return items.length;
     };
-    return this.openWith(auth, type, outer, fill, items.length);
+    return this.openWith(auth, type, fill, { tx, knownTotal: items.length });
   }
 
   /**
@@ -153,9 +153,8 @@ export class OperationsService {
   async openWith(
     auth: AuthContext,
     type: string,
-    outer: Tx | undefined,
     fill: (tx: Tx, operationId: number, now: string) => Promise<number>,
-    knownTotal?: number,
+    { tx: outer, knownTotal }: { tx?: Tx; knownTotal?: number } = {},
   ): Promise<Operation> {
     const now = this.clock.now();
     return inTransaction(this.db, outer, async (tx) => {

@@ -124,7 +124,7 @@ export class PlansService {
           ? []
           : [{ key: `${c.type}.${c.key}`, payload: { plan_id: plan.id, change: i } }],
       );
-      const op = await this.operations.open(auth, PLAN_APPLY, items, tx);
+      const op = await this.operations.open(auth, PLAN_APPLY, items, { tx });
       if ((await repo.setOperation({ tx }, plan.id, op.id)) === 0)
         throw new AppError('state_conflict', {
           details: [

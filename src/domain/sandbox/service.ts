@@ -34,7 +34,9 @@ export class SandboxService {
   /** 202: the reset runs as an operation of type `sandbox.reset` with one item. */
   async reset(auth: AuthContext, opts: InTx = {}): Promise<Operation> {
     if (!auth.account.sandbox) throw new AppError('sandbox_only');
-    return this.operations.open(auth, 'sandbox.reset', [{ key: 'reset', payload: {} }], opts.tx);
+    return this.operations.open(auth, 'sandbox.reset', [{ key: 'reset', payload: {} }], {
+      tx: opts.tx,
+    });
   }
 
   /** 202: a `sandbox.scenario` operation: item `reset`, then one item per part of the scenario. */
@@ -56,7 +58,7 @@ export class SandboxService {
       key: part,
       payload: { ...base, part, credential_id: auth.credential.id } satisfies ScenarioPayload,
     }));
-    return this.operations.open(auth, 'sandbox.scenario', items, opts.tx);
+    return this.operations.open(auth, 'sandbox.scenario', items, { tx: opts.tx });
   }
 }
 

@@ -145,14 +145,14 @@ export class TagsService {
 
   // ---- assignment to students; another account's user or tag is simply not found ----
 
-  private async user(accountId: number, userId: number | null, tx: Tx) {
+  private async user(accountId: number, userId: number | null, { tx }: { tx: Tx }) {
     const u = userId === null ? null : await usersRepo.get({ tx }, accountId, userId);
     if (!u) throw new AppError('not_found');
     return u;
   }
 
   async listForUser(accountId: number, userId: number | null, { tx = this.db }: InTx = {}) {
-    const u = await this.user(accountId, userId, tx);
+    const u = await this.user(accountId, userId, { tx });
     return repo.listForUser({ tx }, u.id);
   }
 
@@ -163,7 +163,7 @@ export class TagsService {
     opts: InTx = {},
   ): Promise<Tag> {
     return inTransaction(this.db, opts.tx, async (tx) => {
-      const u = await this.user(accountId, userId, tx);
+      const u = await this.user(accountId, userId, { tx });
       const t = await this.get(accountId, tagId, { tx });
       // Adding a tag the student already has changes nothing, and is not news.
       const had = await repo.isAssigned({ tx }, u.id, t.id);
@@ -180,7 +180,7 @@ export class TagsService {
     opts: InTx = {},
   ): Promise<void> {
     await inTransaction(this.db, opts.tx, async (tx) => {
-      const u = await this.user(accountId, userId, tx);
+      const u = await this.user(accountId, userId, { tx });
       const t = await this.get(accountId, tagId, { tx });
       if ((await repo.unassign({ tx }, u.id, t.id)) === 0) throw new AppError('not_found');
       await this.tagEvent({ tx }, 'tag.removed', accountId, u.id, t);
@@ -216,7 +216,7 @@ export class TagsService {
     opts: InTx = {},
   ): Promise<Tag[]> {
     return inTransaction(this.db, opts.tx, async (tx) => {
-      const u = await this.user(accountId, userId, tx);
+      const u = await this.user(accountId, userId, { tx });
       const wanted = new Map<number, Tag>();
       for (const name of names) {
         const t = await this.ensure(accountId, name, { tx });

@@ -168,7 +168,7 @@ export class WebhookDeliveries {
         key: String(d.event_id),
         payload: { webhook_id: String(endpoint.id), delivery_id: String(d.id) },
       }));
-      return this.operations.open(auth, REPLAY_TYPE, items, tx);
+      return this.operations.open(auth, REPLAY_TYPE, items, { tx });
     });
   }
 }
