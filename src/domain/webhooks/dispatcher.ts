@@ -18,9 +18,9 @@
 //
 // Statuses: pending -> in_progress -> delivered | failed (a retry is scheduled) -> ... -> dead
 // (none is left); canceled when the endpoint is disabled or deleted. A lease that runs out (a
-// worker that died) goes back to the status before its claim at the sweep, and is sent again. Retries follow RETRY_MS
-// from the delivery's creation; `deadline_at` is the last of them. Times come from the injectable
-// clock; `due_at` says when a delivery next needs a worker.
+// worker that died) goes back at the sweep to the status before its claim, due again if an attempt
+// was (runDue). Retries follow RETRY_MS from the delivery's creation; `deadline_at` is the last of
+// them. Times come from the injectable clock; `due_at` says when a delivery next needs a worker.
 import type { Clock } from '../../clock.ts';
 import type { Db, Tx } from '../../db/engine.ts';
 import { whileAway } from '../../db/pg-errors.ts';
