@@ -247,4 +247,59 @@ t('a lease left with no attempt due goes back to the status before it', async ({
   }
 });
 
+/** Resolves once the attempt of the lease `owner` has been through recording (written or not). */
+function outcomeOf(b: Booted, owner: string): Promise<unknown> {
+  // The dispatcher's own step (private): what the test waits for, not something it changes.
+  const dispatcher = b.app.services.webhookDispatcher as any;
+  const record = dispatcher.record;
+  return new Promise((resolve) => {
+    dispatcher.record = function (claim: { owner: string }, ...rest: unknown[]) {
+      const p = record.call(this, claim, ...rest);
+      if (claim.owner === owner) {
+        dispatcher.record = record;
+        p.then(resolve, resolve);
+      }
+      return p;
+    };
+  });
+}
+
+t(
+  'the sweep leaves a lease that holds; an answer after the lease ran out is not recorded',
+  async ({ b }) => {
+    let answer!: () => void;
+    const late = new Promise<void>((r) => (answer = r));
+    const rcv = await startReceiver((_r, n) =>
+      n === 1 ? late.then(() => ({ status: 500 })) : { status: 200 },
+    );
+    const { id } = await createWebhook(b, rcv.url, { event_types: ['user.created'] });
+    const h = { rcv, id };
+    try {
+      await createUser(b);
+      await rcv.waitFor(1);
+      const [held] = await settle(b, id, (l) => l[0]?.status === 'in_progress');
+      const owner = (await row(b, held.id)).lease_owner;
+      await advance(b, LEASE_MS - 1000);
+      const kept = await row(b, held.id);
+      assert.equal(
+        [kept.status, kept.lease_owner, Number(kept.lease_takeovers)],
+        ['in_progress', owner, 0],
+      );
+      await pastLease(b);
+      const [after] = await settle(b, id, (l) => l[0]?.status === 'delivered');
+      assert.equal([after.attempts_count, after.last_attempt.http_status], [1, 200]);
+      // The first worker's receiver answers at last: its lease is gone, its outcome not written.
+      const recorded = outcomeOf(b, owner);
+      answer();
+      await recorded;
+      const [still] = await settle(b, id, (l) => l.length === 1);
+      assert.equal([still.status, still.attempts_count], ['delivered', 1]);
+      assert.is(Number((await row(b, held.id)).lease_takeovers), 1);
+    } finally {
+      answer();
+      await close(b, h);
+    }
+  },
+);
+
 t.run();

@@ -349,7 +349,8 @@ export const deliveriesRepo = {
         `due_at = CASE WHEN replays_pending > 0 THEN lease_until WHEN ${prior} IN ` +
         "('pending', 'failed') THEN next_attempt_at ELSE NULL END, " +
         'lease_takeovers = lease_takeovers + 1, lease_owner = NULL, lease_until = NULL, ' +
-        "prior_status = NULL, updated_at = ? WHERE lease_owner IS NOT NULL AND lease_until < ? AND status = 'in_progress'",
+        'prior_status = NULL, updated_at = ? ' +
+        "WHERE lease_owner IS NOT NULL AND lease_until < ? AND status = 'in_progress'",
       [now, now],
     );
   },
