@@ -337,9 +337,9 @@ export const deliveriesRepo = {
    * status before the claim, the attempt's outcome unknown and not recorded: due again at once
    * when it still had an attempt due (a replay pending, an open delivery: sent again, at least
    * once), otherwise not due. Counted as a takeover. The minute sweep runs it first, so nothing
-   * shows `in_progress` past its lease and the sweep's next claim finds them due, even where no
-   * claim may run (an account that is not active, an endpoint that is full). One statement, by
-   * the index of held rows (migration 028).
+   * shows `in_progress` more than a minute past its lease, and its claims find them due, even
+   * where no claim may run (an account that is not active). One statement, by the index of held
+   * rows (migration 028).
    */
   releaseExpired({ tx }: { tx: Tx }, now: string): Promise<number> {
     const prior = "COALESCE(prior_status, 'failed')";
