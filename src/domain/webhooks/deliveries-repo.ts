@@ -333,6 +333,29 @@ export const deliveriesRepo = {
   },
 
   /**
+   * Leases that ran out (a worker that died, or lost the database past the lease) go back to the
+   * status before the claim, the attempt's outcome unknown and not recorded: due again at once
+   * when it still had an attempt due (a replay pending, an open delivery: sent again, at least
+   * once), otherwise not due. Counted as a takeover. The minute sweep runs it first, so nothing
+   * shows `in_progress` more than a minute past its lease, and its claims find them due, even
+   * where no claim may run (an account that is not active). One statement, by the index of held
+   * rows (migration 028).
+   */
+  releaseExpired({ tx }: { tx: Tx }, now: string): Promise<number> {
+    const prior = "COALESCE(prior_status, 'failed')";
+    return execute(
+      { tx },
+      `UPDATE webhook_deliveries SET status = ${prior}, ` +
+        `due_at = CASE WHEN replays_pending > 0 THEN lease_until WHEN ${prior} IN ` +
+        "('pending', 'failed') THEN next_attempt_at ELSE NULL END, " +
+        'lease_takeovers = lease_takeovers + 1, lease_owner = NULL, lease_until = NULL, ' +
+        'prior_status = NULL, updated_at = ? ' +
+        "WHERE lease_owner IS NOT NULL AND lease_until < ? AND status = 'in_progress'",
+      [now, now],
+    );
+  },
+
+  /**
    * The endpoint no longer sends (disabled, deleted): what is due there is closed; open
    * deliveries are canceled, others (a replay asked of a delivered one) keep their status.
    */

@@ -17,9 +17,10 @@
 // found by runDue(), the minute sweep, as a safety net.
 //
 // Statuses: pending -> in_progress -> delivered | failed (a retry is scheduled) -> ... -> dead
-// (none is left); canceled when the endpoint is disabled or deleted. Retries follow RETRY_MS
-// from the delivery's creation; `deadline_at` is the last of them. Times come from the injectable
-// clock; `due_at` says when a delivery next needs a worker.
+// (none is left); canceled when the endpoint is disabled or deleted. A lease that runs out (a
+// worker that died) goes back at the sweep to the status before its claim, due again if an attempt
+// was (runDue). Retries follow RETRY_MS from the delivery's creation; `deadline_at` is the last of
+// them. Times come from the injectable clock; `due_at` says when a delivery next needs a worker.
 import type { Clock } from '../../clock.ts';
 import type { Db, Tx } from '../../db/engine.ts';
 import { whileAway } from '../../db/pg-errors.ts';
@@ -203,6 +204,8 @@ export class WebhookDispatcher {
 
   /** Every endpoint with something due by the clock; with `wait`, resolves when their attempts have finished. */
   async runDue(options: { wait?: boolean; limit?: number } = {}): Promise<number> {
+    // Attempts whose lease ran out are no longer under way (see deliveriesRepo.releaseExpired).
+    await transaction(this.db, (tx) => repo.releaseExpired({ tx }, this.iso()));
     const endpoints = await repo.dueEndpoints({ tx: this.db }, this.iso(), options.limit ?? 500);
     const runs: Promise<void>[] = [];
     for (const id of endpoints) {
