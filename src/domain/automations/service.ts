@@ -91,8 +91,7 @@ export class AutomationsService {
     accountId: number,
     diamondId: number | null,
     id: number | null,
-    tx: Tx = this.db,
-    lock = false,
+    { tx = this.db, lock = false }: { tx?: Tx; lock?: boolean } = {},
   ): Promise<Membership> {
     const m =
       diamondId === null || id === null
@@ -172,7 +171,7 @@ export class AutomationsService {
       let to!: Awaited<ReturnType<typeof target>>;
       // Locked read (PostgreSQL): two moves of one membership run one after the other.
       const m = await guardedWrite({
-        load: () => this.getMembership(accountId, diamondId, id, tx, true),
+        load: () => this.getMembership(accountId, diamondId, id, { tx, lock: true }),
         ifMatch,
         write: async (m, guard) => {
           to = await target(m);
@@ -235,7 +234,7 @@ export class AutomationsService {
   ): Promise<ProcessingAttempt> {
     const accountId = auth.account.id;
     return inTransaction(this.db, opts.tx, async (tx) => {
-      const m = await this.getMembership(accountId, diamondId, membershipId, tx, true);
+      const m = await this.getMembership(accountId, diamondId, membershipId, { tx, lock: true });
       const current = (await repo.attempts({ tx }, m.id)).filter((a) => a.stage === m.stage);
       const resolved = await this.sending.resolve({ tx }, current);
       const latest = resolved.filter((a) => a.status !== 'skipped').at(-1);

@@ -60,8 +60,12 @@ export class WebhookDeliveries {
     this.operations = operations;
   }
 
-  private endpoint(accountId: number, id: number | null, tx?: Tx): Promise<Endpoint> {
-    return this.endpoints.get(accountId, id, tx);
+  private endpoint(
+    accountId: number,
+    id: number | null,
+    { tx }: { tx?: Tx } = {},
+  ): Promise<Endpoint> {
+    return this.endpoints.get(accountId, id, { tx });
   }
 
   async list(
@@ -133,7 +137,7 @@ export class WebhookDeliveries {
       until: this.clock.now().toISOString(),
     };
     return inTransaction(this.db, opts.tx, async (tx) => {
-      const endpoint = await this.endpoint(auth.account.id, endpointId, tx);
+      const endpoint = await this.endpoint(auth.account.id, endpointId, { tx });
       if (endpoint.status !== 'enabled')
         throw new AppError('state_conflict', {
           details: [

@@ -108,7 +108,11 @@ export class WebhooksService {
     return out;
   }
 
-  async get(accountId: number, id: number | null, tx: Tx = this.db): Promise<Endpoint> {
+  async get(
+    accountId: number,
+    id: number | null,
+    { tx = this.db }: { tx?: Tx } = {},
+  ): Promise<Endpoint> {
     const e = id === null ? null : await repo.get({ tx }, accountId, id);
     if (!e) throw new AppError('not_found');
     return e;
@@ -219,7 +223,7 @@ export class WebhooksService {
     }
     const now = this.clock.now().toISOString();
     return inTransaction(this.db, opts.tx, async (tx) => {
-      const e = await this.get(accountId, id, tx);
+      const e = await this.get(accountId, id, { tx });
       assertRevision(ifMatch, e.revision);
       // Re-disabling keeps the first reason (a 410 stays the reason an endpoint went quiet).
       if (input.status === 'disabled' && e.status === 'disabled')
@@ -242,7 +246,7 @@ export class WebhooksService {
   ): Promise<void> {
     const now = this.clock.now().toISOString();
     await inTransaction(this.db, opts.tx, async (tx) => {
-      const e = await this.get(accountId, id, tx);
+      const e = await this.get(accountId, id, { tx });
       assertRevision(ifMatch, e.revision);
       const guard = ifMatch === undefined ? undefined : e.revision;
       const hit = await repo.update(
@@ -276,7 +280,7 @@ export class WebhooksService {
     const secret = newSigningSecret();
     return inTransaction(this.db, opts.tx, async (tx) => {
       if (id !== null) await repo.lockRow({ tx }, id);
-      const e = await this.get(accountId, id, tx);
+      const e = await this.get(accountId, id, { tx });
       await repo.expireSecrets({ tx }, e.id, now.toISOString(), until);
       await repo.insertSecret(
         { tx },
