@@ -31,6 +31,8 @@ interface Tally {
 interface FileRun extends Tally {
   name: string;
   ms: number;
+  /** CPU seconds of the shard process and the children it reaped meanwhile (Linux only). */
+  cpu?: number;
 }
 
 const root = path.resolve(import.meta.dirname, '..');
@@ -84,6 +86,21 @@ function writeTimings(runs: FileRun[], save: boolean): void {
   fs.writeFileSync(committedTimings, JSON.stringify(sorted, null, 2) + '\n');
 }
 
+/**
+ * CPU seconds (user + system) a process has used, with those of its children that have exited
+ * (servers, CLIs, bash and npm of the docs' blocks): wall times mislead on a shared machine.
+ * From /proc, so Linux only (undefined elsewhere); clock ticks are 100 a second there.
+ */
+function cpuSeconds(pid: number | undefined): number | undefined {
+  try {
+    const stat = fs.readFileSync(`/proc/${pid}/stat`, 'utf8');
+    const f = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
+    return (Number(f[11]) + Number(f[12]) + Number(f[13]) + Number(f[14])) / 100;
+  } catch {
+    return undefined;
+  }
+}
+
 const escape = (s: string) => s.replace(/[.*+?^${}()|[\]\\]/g, '\\$&');
 
 /**
@@ -106,15 +123,20 @@ function runShard(
     });
     const runs: FileRun[] = [];
     let all = '';
-    let current: { name: string; started: number; out: string } | undefined;
+    let current: { name: string; started: number; cpu?: number; out: string } | undefined;
     let pending = '';
     const finish = () => {
       if (!current) return;
       const ms = performance.now() - current.started;
       const plain = current.out.replace(/\x1b\[[0-9;]*m/g, '');
       const failed = (plain.match(/ FAIL /g) ?? []).length;
-      process.stdout.write(`\n--- ${current.name} (${(ms / 1000).toFixed(1)} s)\n${current.out}`);
-      runs.push({ name: current.name, ms, passed: 0, failed, skipped: 0 });
+      const now = cpuSeconds(child.pid);
+      const cpu = now !== undefined && current.cpu !== undefined ? now - current.cpu : undefined;
+      const cpuNote = cpu === undefined ? '' : `, ${cpu.toFixed(1)} s CPU`;
+      process.stdout.write(
+        `\n--- ${current.name} (${(ms / 1000).toFixed(1)} s${cpuNote})\n${current.out}`,
+      );
+      runs.push({ name: current.name, ms, cpu, passed: 0, failed, skipped: 0 });
       current = undefined;
     };
     const take = (text: string) => {
@@ -126,7 +148,12 @@ function runShard(
         const plain = line.replace(/\x1b\[[0-9;]*m/g, '').trim();
         if (known.has(plain)) {
           finish();
-          current = { name: plain, started: performance.now(), out: '' };
+          current = {
+            name: plain,
+            started: performance.now(),
+            cpu: cpuSeconds(child.pid),
+            out: '',
+          };
         }
         // uvu's summary: the last file ends here, not when the process exits.
         if (/^Total:\s+\d+/.test(plain)) finish();
@@ -174,8 +201,19 @@ async function runPass(label: string, env: NodeJS.ProcessEnv, files: string[]): 
   const runs = results.flatMap((r) => r.runs);
   writeTimings(runs, saveTimings && label === 'SQLite');
   const slowest = [...runs].sort((a, b) => b.ms - a.ms).slice(0, 8);
+  const cpu = (r: FileRun) =>
+    r.cpu === undefined ? '' : `${r.cpu.toFixed(1).padStart(6)} s CPU  `;
   console.log(`\n${label}: slowest files`);
-  for (const r of slowest) console.log(`  ${(r.ms / 1000).toFixed(1).padStart(6)} s  ${r.name}`);
+  for (const r of slowest)
+    console.log(`  ${(r.ms / 1000).toFixed(1).padStart(6)} s  ${cpu(r)}${r.name}`);
+  // On a loaded machine the wall times rank what waited longest; the CPU ranks what costs.
+  if (runs.some((r) => r.cpu !== undefined)) {
+    const costly = [...runs].sort((a, b) => (b.cpu ?? 0) - (a.cpu ?? 0)).slice(0, 8);
+    const sumCpu = runs.reduce((a, r) => a + (r.cpu ?? 0), 0);
+    console.log(`${label}: most CPU (${sumCpu.toFixed(0)} s over all files)`);
+    for (const r of costly)
+      console.log(`  ${cpu(r)}${(r.ms / 1000).toFixed(1).padStart(6)} s  ${r.name}`);
+  }
   const failedFiles = runs.filter((r) => r.failed > 0).map((r) => r.name);
   if (failedFiles.length) console.log(`${label}: failing files: ${failedFiles.join(', ')}`);
   const sum = total(results.map((r) => r.tally));

@@ -4,7 +4,7 @@
 // turns the automatic checkpoint off; a worker thread with its own connection runs PASSIVE
 // checkpoints instead, at the same threshold. PASSIVE never blocks the writer or the readers. A
 // crash loses nothing: committed frames stay in the WAL, and SQLite replays them when the file is
-// next opened. One checkpointer per database file (the audit trail has its own on SQLite).
+// next opened. One checkpointer for the database's files (the audit trail's is another on SQLite).
 import { createRequire } from 'node:module';
 import { Worker } from 'node:worker_threads';
 
@@ -18,25 +18,27 @@ const MAX_DELAY_MS = 1000;
 // header in the -shm file (layout: sqlite.org/walformat.html): mxFrame, the last frame of the
 // WAL, at byte 16; nBackfill, the last frame already copied to the database, at byte 96. Every
 // checkpoint costs two fsyncs, so it runs only when enough is waiting, or something has waited
-// too long. If the header cannot be read, it checkpoints on every poll. The handle on -shm is
+// too long. If the header cannot be read, it checkpoints on every poll. The handles on -shm are
 // closed only after every connection of this process to the database is: closing any handle on a
 // file drops every POSIX lock the process holds on it, the writer's included. A checkpoint that
-// keeps failing ends the worker, so the writer's fallback takes over.
+// keeps failing ends the worker, so the writer's fallback takes over. One thread serves every file
+// (the main one and the audit trail's): a thread costs tens of milliseconds of CPU to start, paid
+// by every process that opens the database (each CLI call, each test's app).
 const SOURCE = `
 const fs = require('node:fs');
 const le = require('node:os').endianness() === 'LE';
 const { parentPort, workerData } = require('node:worker_threads');
 const Database = require(workerData.driver);
-const db = new Database(workerData.filename, { fileMustExist: true });
-db.pragma('busy_timeout = 5000');
+const files = workerData.filenames.map((filename) => {
+  const db = new Database(filename, { fileMustExist: true });
+  db.pragma('busy_timeout = 5000');
+  return { filename, db, shm: null, since: 0, failures: 0 };
+});
 const header = Buffer.alloc(100);
-let shm = null;
-let since = 0;
-let failures = 0;
-function pending() {
+function pending(f) {
   try {
-    if (shm === null) shm = fs.openSync(workerData.filename + '-shm', 'r');
-    if (fs.readSync(shm, header, 0, 100, 0) < 100) return Infinity;
+    if (f.shm === null) f.shm = fs.openSync(f.filename + '-shm', 'r');
+    if (fs.readSync(f.shm, header, 0, 100, 0) < 100) return Infinity;
     // Native byte order.
     const mxFrame = le ? header.readUInt32LE(16) : header.readUInt32BE(16);
     const backfilled = le ? header.readUInt32LE(96) : header.readUInt32BE(96);
@@ -45,26 +47,28 @@ function pending() {
     return Infinity;
   }
 }
-function checkpoint() {
-  since = 0;
+function checkpoint(f) {
+  f.since = 0;
   try {
-    db.pragma('wal_checkpoint(PASSIVE)');
-    failures = 0;
+    f.db.pragma('wal_checkpoint(PASSIVE)');
+    f.failures = 0;
   } catch (err) {
-    if (++failures >= 20) throw err; // the worker dies with it: see Checkpointer's fallback
+    if (++f.failures >= 20) throw err; // the worker dies with it: see Checkpointer's fallback
   }
 }
 const timer = setInterval(() => {
-  const frames = pending();
-  if (frames === 0) return;
-  since += workerData.pollMs;
-  if (frames >= workerData.thresholdFrames || since >= workerData.maxDelayMs) checkpoint();
+  for (const f of files) {
+    const frames = pending(f);
+    if (frames === 0) continue;
+    f.since += workerData.pollMs;
+    if (frames >= workerData.thresholdFrames || f.since >= workerData.maxDelayMs) checkpoint(f);
+  }
 }, workerData.pollMs);
 parentPort.on('message', () => {
   clearInterval(timer);
-  checkpoint();
-  db.close();
-  if (shm !== null) fs.closeSync(shm);
+  for (const f of files) checkpoint(f);
+  for (const f of files) f.db.close();
+  for (const f of files) if (f.shm !== null) fs.closeSync(f.shm);
   parentPort.close();
 });
 `;
@@ -78,13 +82,13 @@ export class Checkpointer {
    * `fallback` runs if the worker dies: the writer checkpoints by itself again (slower, but the
    * WAL must not grow without bound).
    */
-  constructor(filename: string, fallback: (err: unknown) => void) {
+  constructor(filenames: string[], fallback: (err: unknown) => void) {
     const driver = createRequire(import.meta.url).resolve('better-sqlite3');
     this.worker = new Worker(SOURCE, {
       eval: true,
       workerData: {
         driver,
-        filename,
+        filenames,
         pollMs: POLL_MS,
         thresholdFrames: THRESHOLD_FRAMES,
         maxDelayMs: MAX_DELAY_MS,

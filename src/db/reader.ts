@@ -58,8 +58,8 @@ const readers = new WeakMap<object, ReadConnection>();
 
 /**
  * Gives a file-backed SQLite database its side connections (createDb calls this once the writer
- * has WAL on): the read connection to the main file, and for each file (the main one, then the
- * attached ones) a checkpointer that replaces the writer's automatic checkpoints.
+ * has WAL on): the read connection to the main file, and one checkpointer for every file (the main
+ * one, then the attached ones) that replaces the writer's automatic checkpoints.
  */
 export function attachSideConnections(
   db: Db,
@@ -68,7 +68,7 @@ export function attachSideConnections(
 ): void {
   const conn = new Database(files[0], { readonly: true, fileMustExist: false });
   conn.pragma('busy_timeout = 5000');
-  const checkpointers = files.map((file) => new Checkpointer(file, onCheckpointerFailure));
+  const checkpointers = [new Checkpointer(files, onCheckpointerFailure)];
   const reader: ReadConnection = {
     conn,
     statements: new Map(),

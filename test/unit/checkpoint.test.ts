@@ -83,7 +83,7 @@ test('a few frames are checkpointed within about a second', async () => {
 test('a checkpointer that dies hands checkpoints back to the writer', async () => {
   const failed = new Promise<unknown>((resolve) => {
     // The worker cannot open a file that is not there: it dies at once.
-    new Checkpointer(path.join(os.tmpdir(), 'school-no-such-dir', 'x.db'), resolve);
+    new Checkpointer([path.join(os.tmpdir(), 'school-no-such-dir', 'x.db')], resolve);
   });
   const err = await Promise.race([
     failed,

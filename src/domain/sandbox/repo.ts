@@ -3,6 +3,7 @@
 // Credentials, administrators, legacy keys, webhooks, events and the audit trail stay. (Files and
 // uploads are ended by the files service: their bytes live outside the database.)
 import type { Tx } from '../../db/engine.ts';
+import { allRows } from '../../db/statements.ts';
 
 export const sandboxRepo = {
   async empty(
@@ -25,21 +26,22 @@ export const sandboxRepo = {
     return { users, tags, diamonds, imports, exports, operations };
   },
 
-  /** The ids a scenario's later parts build on: the named tags, every product and delivery. */
+  /**
+   * The ids a scenario's later parts build on: the named tags, every product and delivery. One
+   * statement (cached prepared on SQLite): school_1000 reads them once per student, where three
+   * knex-built queries took about 0.3 s of SQLite time per load.
+   */
   async scenarioCatalog({ tx }: { tx: Tx }, accountId: number, tagNames: string[]) {
-    const ids = (rows: { id: unknown }[]) => rows.map((r) => Number(r.id));
-    return {
-      tags: ids(
-        await tx('tags')
-          .where('account_id', accountId)
-          .whereIn('name', tagNames)
-          .orderBy('id')
-          .select('id'),
-      ),
-      products: ids(await tx('products').where('account_id', accountId).orderBy('id').select('id')),
-      deliveries: ids(
-        await tx('deliveries').where('account_id', accountId).orderBy('id').select('id'),
-      ),
-    };
+    const names = tagNames.map(() => '?').join(', ');
+    const rows = await allRows<{ kind: string; id: unknown }>(
+      { tx },
+      `SELECT 'tag' AS kind, id FROM tags WHERE account_id = ? AND name IN (${names})
+       UNION ALL SELECT 'product' AS kind, id FROM products WHERE account_id = ?
+       UNION ALL SELECT 'delivery' AS kind, id FROM deliveries WHERE account_id = ?
+       ORDER BY kind, id`,
+      [accountId, ...tagNames, accountId, accountId],
+    );
+    const ids = (kind: string) => rows.filter((r) => r.kind === kind).map((r) => Number(r.id));
+    return { tags: ids('tag'), products: ids('product'), deliveries: ids('delivery') };
   },
 };
