@@ -228,7 +228,7 @@ async function grant(
         duration,
         deliveryId: d.id,
       });
-    for (const tagId of d.tagIds) await deps.tags.assign(accountId, user.id, tagId, { tx });
+    for (const tagId of d.tagIds) await deps.tags.add(accountId, user.id, tagId, { tx });
   }
   return { row: row.row, user_id: toId(user?.id ?? null), created, delivery_id: toId(d.id) };
 }

@@ -198,7 +198,7 @@ export class PostbacksService {
         deliveryId: d.id,
         transactionId,
       });
-    for (const tagId of d.tagIds) await this.tags.assign(d.accountId, user.id, tagId, { tx });
+    for (const tagId of d.tagIds) await this.tags.add(d.accountId, user.id, tagId, { tx });
   }
 
   /** The buyer as a new student: a document that is not a valid CPF is left out, not refused. */

@@ -128,7 +128,7 @@ async function loadStudents(t: ScenarioTools, tx: Tx, accountId: number, p: Scen
     const user = await t.users.create(accountId, { name, email, phone, document }, { tx });
     counts.students++;
     for (const tag of rng.sample(ids.tags, rng.int(3)))
-      await t.tags.assign(accountId, user.id, tag, { tx });
+      await t.tags.add(accountId, user.id, tag, { tx });
     const r = rng.next();
     if (r < 0.55 && ids.deliveries.length) {
       const d = await t.deliveries.get(accountId, rng.pick(ids.deliveries), { tx });

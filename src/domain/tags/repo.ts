@@ -56,6 +56,16 @@ export const tagsRepo = {
     return r ? map(r) : null;
   },
 
+  /** The tag's id and name, without counting its students (assignment needs no more). */
+  async getName(
+    { tx }: { tx: Tx },
+    accountId: number,
+    id: number,
+  ): Promise<{ id: number; name: string } | null> {
+    const r = await tx('tags').where({ account_id: accountId, id }).first('id', 'name');
+    return r ? { id: Number(r.id), name: r.name } : null;
+  },
+
   async findByName({ tx }: { tx: Tx }, accountId: number, nameLower: string): Promise<Tag | null> {
     const r = await tx('tags')
       .where({ account_id: accountId, name_lower: nameLower })

@@ -44,7 +44,13 @@ export class TagsService {
   }
 
   /** tag.assigned / tag.removed, in the transaction of the change. */
-  private tagEvent({ tx }: { tx: Tx }, type: string, accountId: number, userId: number, tag: Tag) {
+  private tagEvent(
+    { tx }: { tx: Tx },
+    type: string,
+    accountId: number,
+    userId: number,
+    tag: Pick<Tag, 'id' | 'name'>,
+  ) {
     return this.events.record(
       { tx },
       {
@@ -156,6 +162,7 @@ export class TagsService {
     return repo.listForUser({ tx }, u.id);
   }
 
+  /** Puts the tag on the student and answers the tag, with its count of students. */
   async assign(
     accountId: number,
     userId: number | null,
@@ -163,14 +170,33 @@ export class TagsService {
     opts: InTx = {},
   ): Promise<Tag> {
     return inTransaction(this.db, opts.tx, async (tx) => {
-      const u = await this.user(accountId, userId, { tx });
-      const t = await this.get(accountId, tagId, { tx });
-      // Adding a tag the student already has changes nothing, and is not news.
-      const had = await repo.isAssigned({ tx }, u.id, t.id);
-      await repo.assign({ tx }, u.id, t.id, this.clock.now().toISOString());
-      if (!had) await this.tagEvent({ tx }, 'tag.assigned', accountId, u.id, t);
-      return (await repo.get({ tx }, accountId, t.id))!;
+      const id = await this.put(tx, accountId, userId, tagId);
+      return (await repo.get({ tx }, accountId, id))!;
     });
+  }
+
+  /**
+   * Puts the tag on the student, for callers that do not show the tag (a sale's or an import
+   * row's tags): counting a tag's students reads every one of them, once per sale at scale.
+   */
+  async add(
+    accountId: number,
+    userId: number | null,
+    tagId: number | null,
+    opts: InTx = {},
+  ): Promise<void> {
+    await inTransaction(this.db, opts.tx, (tx) => this.put(tx, accountId, userId, tagId));
+  }
+
+  private async put(tx: Tx, accountId: number, userId: number | null, tagId: number | null) {
+    const u = await this.user(accountId, userId, { tx });
+    const t = tagId === null ? null : await repo.getName({ tx }, accountId, tagId);
+    if (!t) throw new AppError('not_found');
+    // Adding a tag the student already has changes nothing, and is not news.
+    const had = await repo.isAssigned({ tx }, u.id, t.id);
+    await repo.assign({ tx }, u.id, t.id, this.clock.now().toISOString());
+    if (!had) await this.tagEvent({ tx }, 'tag.assigned', accountId, u.id, t);
+    return t.id;
   }
 
   async unassign(

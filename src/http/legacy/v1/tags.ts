@@ -72,7 +72,7 @@ export function tagRoutes(router: Router, { services, publicBaseUrl }: LegacyRou
       body.tag_id !== undefined
         ? await tags.get(accountId, fromId(String(body.tag_id)))
         : await tags.ensure(accountId, body.tag!);
-    await tags.assign(accountId, u.id, t.id);
+    await tags.add(accountId, u.id, t.id);
     await answer(ctx, accountId, u.id);
   });
 
