@@ -25,7 +25,7 @@ export const everyEvent: Scenario = {
     const user = await t.users.create(accountId, { name: first, email }, opts); // user.created
     await t.users.update(accountId, user.id, { name: `${first} Souza` }, undefined, opts); // user.updated
     const tag = await t.tags.create(accountId, { name: 'every-event' }, opts);
-    await t.tags.assign(accountId, user.id, tag.id, opts); // tag.assigned
+    await t.tags.add(accountId, user.id, tag.id, opts); // tag.assigned
     await t.tags.unassign(accountId, user.id, tag.id, opts); // tag.removed
     const product = await t.catalog.create(accountId, { name: 'Every event course' }, opts);
     await t.catalog.publishProduct({ tx }, accountId, product.id); // product.published

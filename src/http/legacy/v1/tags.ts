@@ -68,11 +68,12 @@ export function tagRoutes(router: Router, { services, publicBaseUrl }: LegacyRou
   // addUserTag; a tag named by a name the account lacks is created.
   router.post('/usuario/adicionar_tag', async (ctx) => {
     const { accountId, u, body } = await target(ctx, 'v1AdicionarTag');
-    const t =
+    // add answers not_found for a tag id the account lacks, as the read before it did.
+    const tagId =
       body.tag_id !== undefined
-        ? await tags.get(accountId, fromId(String(body.tag_id)))
-        : await tags.ensure(accountId, body.tag!);
-    await tags.add(accountId, u.id, t.id);
+        ? fromId(String(body.tag_id))
+        : (await tags.ensure(accountId, body.tag!)).id;
+    await tags.add(accountId, u.id, tagId);
     await answer(ctx, accountId, u.id);
   });
 
