@@ -56,6 +56,12 @@ t('adicionar_tag: by usuario_id and a new tag name; by email and tag_id', async 
   });
   assert.equal(again.body, byEmail.body);
   assert.equal(await v3Tags(b, ana.id), ['Alunos', 'vip']);
+  // A tag id the account lacks (here none has it) is not found, and nothing is added.
+  const missing = await v1('POST', '/api/v1/usuario/adicionar_tag', {
+    body: { usuario_id: ana.id, tag_id: '999999' },
+  });
+  assert.equal(missing.body, NOT_FOUND);
+  assert.equal(await v3Tags(b, ana.id), ['Alunos', 'vip']);
 });
 
 t('remover_tag: removes; a tag the student lacks succeeds; unknown names 404', async (ctx) => {
