@@ -237,6 +237,10 @@ function total(tallies: Tally[]): Tally {
 // docs' blocks) keeps what it compiled in Node's compile cache: the suites start the same entry
 // points hundreds of times, and a cached start takes about half the CPU (src/node-version.mjs).
 process.env.NODE_COMPILE_CACHE ??= path.join(os.tmpdir(), 'node-compile-cache');
+// Administrators' passwords are hashed at the least cost the server accepts (scrypt N = 2^10, not
+// 2^15): the sign-in suites check hundreds of passwords, about 100 ms of CPU each at the default.
+// What the default is, and that a hash keeps its own cost, test/unit/password-cost.test.ts shows.
+process.env.PASSWORD_HASH_COST ??= '10';
 
 async function runAll(files: string[]): Promise<Tally> {
   const { TEST_DATABASE_URL, ...sqliteEnv } = process.env;

@@ -39,6 +39,11 @@ export interface Config {
    * X-Forwarded-For; 0 (the default) ignores the header, which any client can send.
    */
   trustProxy: number;
+  /**
+   * log2 of scrypt's N for new administrator password hashes (PASSWORD_HASH_COST, 10 to 20,
+   * default 15: about 100 ms a hash). Existing hashes keep the cost they were made with.
+   */
+  passwordHashCost: number;
 }
 
 function int(value: string | undefined, fallback: number, name: string): number {
@@ -51,8 +56,19 @@ function int(value: string | undefined, fallback: number, name: string): number 
 
 /** A count that must be at least 1 (0 connections would hang every request). */
 function positive(value: string | undefined, fallback: number, name: string, max: number): number {
+  return between(value, fallback, name, 1, max);
+}
+
+function between(
+  value: string | undefined,
+  fallback: number,
+  name: string,
+  min: number,
+  max: number,
+): number {
   const n = int(value, fallback, name);
-  if (n < 1 || n > max) throw new ConfigError(name, `'${value}' is not between 1 and ${max}`);
+  if (n < min || n > max)
+    throw new ConfigError(name, `'${value}' is not between ${min} and ${max}`);
   return n;
 }
 
@@ -140,6 +156,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     metricsPort: env.METRICS_PORT ? int(env.METRICS_PORT, 0, 'METRICS_PORT') : undefined,
     auditRetentionDays: int(env.AUDIT_RETENTION_DAYS, 90, 'AUDIT_RETENTION_DAYS'),
     trustProxy: int(env.TRUST_PROXY, 0, 'TRUST_PROXY'),
+    passwordHashCost: between(env.PASSWORD_HASH_COST, 15, 'PASSWORD_HASH_COST', 10, 20),
   });
 }
 

@@ -59,7 +59,7 @@ export async function createServices({ config, db, clock, logger, ...deps }: Ser
   const cursors = new CursorCodec(await serverKey(db, 'cursor', clock.now().toISOString()), clock);
   const jobs = await createJobEngine(db, clock, logger);
   const storageKey = await serverKey(db, 'storage', clock.now().toISOString());
-  const storage = createStorage(config, storageKey);
+  const storage = await createStorage(config, storageKey);
   const files = new FilesService(db, clock, storage);
   const uploads = new UploadsService(db, clock, storage);
   // Per set of services, never a global registry (tests run several apps in one process).
@@ -162,10 +162,16 @@ export async function createServices({ config, db, clock, logger, ...deps }: Ser
     // ---- access: accounts and their credentials; account settings ----
     // An account active again lets go of what waited while it was not: its emails (the outbox
     // holds them) and its webhook deliveries (they wait, due).
-    accounts: new AccountsService(db, clock, secretsKey, async (scope, id) => {
-      await sales.outbox.release(scope, id);
-      await webhookFanOut.resume(scope, id);
-    }),
+    accounts: new AccountsService(
+      db,
+      clock,
+      secretsKey,
+      async (scope, id) => {
+        await sales.outbox.release(scope, id);
+        await webhookFanOut.resume(scope, id);
+      },
+      config.passwordHashCost,
+    ),
     credentials,
     settings: new SettingsService(db, clock),
     // ---- students and the catalog ----

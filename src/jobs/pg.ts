@@ -8,15 +8,10 @@ import type { Db, Tx } from '../db/engine.ts';
 import { pgConnectionConfig } from '../db/pg-connection.ts';
 import type { Logger as Pino } from '../log.ts';
 import { jobQueuePool } from './pg-pool.ts';
+import { workerSchema } from './pg-schema.ts';
 import { newWorkerId } from './worker-id.ts';
 import { LANE_CONCURRENCY, LANES, laneOf, tasksOf, type Lane } from './lanes.ts';
 import type { EnqueueOptions, JobEngine, JobEngineStatus, Schedule, TaskList } from './types.ts';
-
-/** graphile-worker's own schema: beside the application's (tests give each suite a schema). */
-export function workerSchema(db: Db): string {
-  const path = (db.client.config as { searchPath?: string[] }).searchPath;
-  return path?.length ? `${path[0]}_jobs` : 'graphile_worker';
-}
 
 const quote = (name: string) => `"${name.replace(/"/g, '""')}"`;
 

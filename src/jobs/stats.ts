@@ -3,7 +3,7 @@
 // Read on every scrape, so one aggregate query each.
 import type { Clock } from '../clock.ts';
 import { isPostgres, type Db } from '../db/engine.ts';
-import { workerSchema } from './pg.ts';
+import { workerSchema } from './pg-schema.ts';
 
 export interface QueueStats {
   /** Due and not claimed: waiting for a worker. */

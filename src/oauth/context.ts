@@ -1,6 +1,7 @@
 // What the OAuth routes share, built once in createOAuth.
 import type { Context } from 'koa';
 import type { Clock } from '../clock.ts';
+import type { AccountsService } from '../domain/accounts/service.ts';
 import type { Db } from '../db/knex.ts';
 import type { Logger } from '../log.ts';
 import type { AdminSession, Sessions } from './sessions.ts';
@@ -20,6 +21,8 @@ export interface Web {
   sessions: Sessions;
   throttle: SignInThrottle;
   tokens: TokenService;
+  /** Password checks (their work factor is PASSWORD_HASH_COST). */
+  accounts: AccountsService;
 }
 
 export function currentSession(web: Web, ctx: Context): Promise<AdminSession | null> {

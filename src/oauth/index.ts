@@ -68,6 +68,7 @@ export async function createOAuth(
     sessions: new Sessions(db, clock, secretsKey),
     throttle: new SignInThrottle(db),
     tokens: new TokenService(db, clock, keys, issuer),
+    accounts: deps.accounts,
   };
 
   const router = new Router();

@@ -4,7 +4,6 @@
 import type Router from '@koa/router';
 import type { Context } from 'koa';
 import { verifySync } from 'otplib';
-import { hashPassword, verifyPassword } from '../domain/accounts/service.ts';
 import { currentSession, seeOther, type Web } from './context.ts';
 import {
   escapeHtml,
@@ -26,8 +25,6 @@ import {
   safeReturnTo,
   setCookie,
 } from './web.ts';
-
-let dummyHash: Promise<string> | undefined;
 
 function signInUrl(returnTo: string, flag?: string): string {
   const q = new URLSearchParams({ return_to: returnTo });
@@ -147,10 +144,7 @@ export function signInRoutes(router: Router, web: Web): void {
       .db('administrators')
       .where({ email_lower: email.toLowerCase(), status: 'active' })
       .first('id', 'password_hash');
-    dummyHash ??= hashPassword('not the password');
-    const ok = admin
-      ? await verifyPassword(password, admin.password_hash)
-      : (await verifyPassword(password, await dummyHash)) && false;
+    const ok = await web.accounts.checkPassword(password, admin?.password_hash);
     if (!ok) {
       const t = translator(localeOf(ctx));
       return renderSignIn(

@@ -2,35 +2,15 @@
 // The guide's plans example, run as written: the README's start brings a server up on a fresh
 // database, the guide's manifest (a product with two modules, a tag and a delivery) is written to
 // school.yaml, and the guide's command block goes through bash; what it prints and pulls is checked.
-import { spawn } from 'node:child_process';
 import fs from 'node:fs';
-import net from 'node:net';
 import os from 'node:os';
 import path from 'node:path';
 import { suite } from 'uvu';
 import * as assert from 'uvu/assert';
 import { parse } from 'yaml';
+import { blocks, freePort, npxShim, runBash } from '../helpers/doc-blocks.ts';
 
-const ROOT = path.resolve(import.meta.dirname, '../..');
 const t = suite('guide: plans example');
-
-/** The ```lang blocks of a section of a Markdown file. */
-function blocks(file: string, section: string, lang: string): string[] {
-  const text = fs.readFileSync(path.join(ROOT, file), 'utf8');
-  const start = text.indexOf(`\n## ${section}\n`);
-  assert.ok(start >= 0, `${file} has a "## ${section}" section`);
-  const end = text.indexOf('\n## ', start + 1);
-  const part = text.slice(start, end < 0 ? undefined : end);
-  return [...part.matchAll(new RegExp('```' + lang + '\\n([\\s\\S]*?)```', 'g'))].map((m) => m[1]!);
-}
-
-async function freePort(): Promise<number> {
-  const s = net.createServer();
-  await new Promise<void>((r) => s.listen(0, '127.0.0.1', r));
-  const port = (s.address() as net.AddressInfo).port;
-  await new Promise((r) => s.close(r));
-  return port;
-}
 
 t('the manifest plans, applies and pulls back unchanged, as the guide shows', async () => {
   const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'school-guide-plans-'));
@@ -49,30 +29,14 @@ t('the manifest plans, applies and pulls back unchanged, as the guide shows', as
     .join('\n')
     .replaceAll('127.0.0.1:3000', `127.0.0.1:${port}`)
     .replaceAll('server.log', path.join(dir, 'server.log'));
-  const child = spawn('bash', ['-c', script], {
-    cwd: ROOT,
-    detached: true, // its own process group: the server it starts goes with it
-    env: {
-      ...process.env,
-      PORT: String(port),
-      DATABASE_URL: `sqlite:${path.join(dir, 'school.db')}`,
-      FILES_DIR: path.join(dir, 'files'),
-      LOG_FORMAT: 'json',
-      NO_COLOR: '1',
-    },
+  const { code, out, err } = await runBash(script, {
+    PATH: `${npxShim(path.join(dir, 'bin'))}:${process.env.PATH}`,
+    PORT: String(port),
+    DATABASE_URL: `sqlite:${path.join(dir, 'school.db')}`,
+    FILES_DIR: path.join(dir, 'files'),
+    LOG_FORMAT: 'json',
+    NO_COLOR: '1',
   });
-  let out = '';
-  let err = '';
-  child.stdout.on('data', (c) => (out += c));
-  child.stderr.on('data', (c) => (err += c));
-  const timer = setTimeout(() => process.kill(-child.pid!, 'SIGKILL'), 120_000);
-  const code = await new Promise<number | null>((r) => child.on('close', r));
-  clearTimeout(timer);
-  try {
-    process.kill(-child.pid!, 'SIGTERM');
-  } catch {
-    /* already gone */
-  }
   try {
     assert.is(code, 0, `${out}\n${err}`);
     const planned = fs.readFileSync(path.join(dir, 'plan.txt'), 'utf8');

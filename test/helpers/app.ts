@@ -146,6 +146,8 @@ export async function boot(options: BootOptions = {}): Promise<Booted> {
     RATE_LIMIT_ACCOUNT: '100000',
     RATE_LIMIT_CREDENTIAL: '100000',
     PUBLIC_BASE_URL: url,
+    // The test runner's cheap password hashes (scripts/test.ts), for servers built in-process too.
+    PASSWORD_HASH_COST: process.env.PASSWORD_HASH_COST,
     ...options.env,
   });
   const spec = options.spec ?? loadSpec();

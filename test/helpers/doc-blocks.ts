@@ -8,14 +8,35 @@ import * as assert from 'uvu/assert';
 
 export const ROOT = path.resolve(import.meta.dirname, '../..');
 
-/** The ```sh blocks of `## section` of a Markdown file of the repository. */
-export function blocks(file: string, section: string): string[] {
+/** The ```sh (or other lang) blocks of `## section` of a Markdown file of the repository. */
+export function blocks(file: string, section: string, lang = 'sh'): string[] {
   const doc = fs.readFileSync(path.join(ROOT, file), 'utf8');
   const start = doc.indexOf(`\n## ${section}\n`);
   assert.ok(start >= 0, `${file} has a "## ${section}" section`);
   const end = doc.indexOf('\n## ', start + 1);
   const text = doc.slice(start, end < 0 ? undefined : end);
-  return [...text.matchAll(/```sh\n([\s\S]*?)```/g)].map((m) => m[1]!);
+  return [...text.matchAll(new RegExp('```' + lang + '\\n([\\s\\S]*?)```', 'g'))].map((m) => m[1]!);
+}
+
+/**
+ * Writes into `dir` an `npx` that runs `npx school ...` as npm would, the package's bin
+ * (`node bin/school.mjs`), and hands any other npx call to the real one; put `dir` first on a
+ * block's PATH. npm resolving the package's own bin costs 1.5-2.5 s of CPU per call (it reads the
+ * whole node_modules tree) against 0.2 s for the CLI itself, and the docs call it a dozen times.
+ * That the real `npx school` runs the same bin, with nothing printed by npm, is shown once, by
+ * test/cli/school-completion.test.ts.
+ */
+export function npxShim(dir: string): string {
+  fs.mkdirSync(dir, { recursive: true });
+  const bin = JSON.stringify(path.join(ROOT, 'bin/school.mjs'));
+  const script = [
+    '#!/bin/sh',
+    `if [ "$1" = school ]; then shift; exec ${JSON.stringify(process.execPath)} ${bin} "$@"; fi`,
+    `PATH=$(printf %s "$PATH" | sed "s|^${dir}:||") exec npx "$@"`,
+    '',
+  ].join('\n');
+  fs.writeFileSync(path.join(dir, 'npx'), script, { mode: 0o755 });
+  return dir;
 }
 
 export async function freePort(): Promise<number> {

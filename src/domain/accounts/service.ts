@@ -20,11 +20,17 @@ const scrypt = promisify(crypto.scrypt) as (
   o: crypto.ScryptOptions,
 ) => Promise<Buffer>;
 const SCRYPT = { N: 2 ** 15, r: 8, p: 1, maxmem: 64 * 1024 * 1024 };
+/** log2 of scrypt's N for new password hashes (PASSWORD_HASH_COST); a hash keeps the N it was made with. */
+export const DEFAULT_PASSWORD_COST = 15;
 
-export async function hashPassword(password: string): Promise<string> {
+export async function hashPassword(
+  password: string,
+  cost = DEFAULT_PASSWORD_COST,
+): Promise<string> {
   const salt = crypto.randomBytes(16);
-  const key = await scrypt(password, salt, 32, SCRYPT);
-  return `scrypt$${SCRYPT.N}$${salt.toString('base64')}$${key.toString('base64')}`;
+  const N = 2 ** cost;
+  const key = await scrypt(password, salt, 32, { ...SCRYPT, N });
+  return `scrypt$${N}$${salt.toString('base64')}$${key.toString('base64')}`;
 }
 
 export async function verifyPassword(password: string, stored: string): Promise<boolean> {
@@ -53,15 +59,37 @@ export class AccountsService {
   private readonly clock: Clock;
   private readonly secretsKey: Buffer;
   private readonly onReactivated: OnReactivated;
+  private readonly passwordCost: number;
+  private dummyHash: Promise<string> | undefined;
   /**
    * `secretsKey` seals administrators' TOTP secrets (src/secrets-key.ts); `onReactivated` lets
-   * go of what waited while the account was not active (its emails: the outbox holds them).
+   * go of what waited while the account was not active (its emails: the outbox holds them);
+   * `passwordCost` is PASSWORD_HASH_COST, the work factor of new password hashes.
    */
-  constructor(db: Db, clock: Clock, secretsKey: Buffer, onReactivated: OnReactivated = noop) {
+  constructor(
+    db: Db,
+    clock: Clock,
+    secretsKey: Buffer,
+    onReactivated: OnReactivated = noop,
+    passwordCost = DEFAULT_PASSWORD_COST,
+  ) {
     this.db = db;
     this.clock = clock;
     this.secretsKey = secretsKey;
     this.onReactivated = onReactivated;
+    this.passwordCost = passwordCost;
+  }
+
+  /**
+   * Whether `password` is the one `stored` was made from. Without a stored hash (no such
+   * administrator) a hash of the same cost is checked anyway and the answer is false, so that
+   * the time taken does not tell whether the email exists.
+   */
+  async checkPassword(password: string, stored: string | undefined): Promise<boolean> {
+    if (stored !== undefined) return verifyPassword(password, stored);
+    this.dummyHash ??= hashPassword('not the password', this.passwordCost);
+    await verifyPassword(password, await this.dummyHash);
+    return false;
   }
 
   private now(): string {
@@ -158,7 +186,7 @@ export class AccountsService {
       {
         accountId: input.accountId,
         email: input.email,
-        passwordHash: await hashPassword(input.password),
+        passwordHash: await hashPassword(input.password, this.passwordCost),
         totpSecret: seal(this.secretsKey, totpSecret, TOTP_CONTEXT),
         now: this.now(),
       },

@@ -1,6 +1,7 @@
 // How an email leaves: through SMTP (nodemailer) when SMTP_URL is set, or into the log otherwise
 // (development and tests). Only the outbox job calls it, never a request's transaction.
-import nodemailer from 'nodemailer';
+// nodemailer (about 150 ms of module loading) is imported at the first send, not at start.
+import type { Transporter } from 'nodemailer';
 import type { Logger } from '../../log.ts';
 
 export interface OutgoingEmail {
@@ -27,12 +28,13 @@ export function createMailer(smtpUrl: string | undefined, logger: Logger): Maile
       },
     };
   }
-  const transport = nodemailer.createTransport(smtpUrl);
+  let transport: Promise<Transporter> | undefined;
   return {
     mode: 'smtp',
     async send(message) {
+      transport ??= import('nodemailer').then((m) => m.default.createTransport(smtpUrl));
       try {
-        await transport.sendMail(message);
+        await (await transport).sendMail(message);
       } catch (err) {
         const code = (err as { responseCode?: number }).responseCode;
         if (code !== undefined && code >= 500 && code < 600)
