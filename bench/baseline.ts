@@ -3,7 +3,8 @@
 // the baseline by more than the run-to-run noise this run measured for it: the spread of its
 // rounds, (max - min) / median. With a single round there is no noise to judge by: "n/a".
 // Ratios (app against its reference, measured side by side) travel between machines and loads
-// better than absolute rates; the batch rates are absolute and say so.
+// better than absolute rates, so the batch rates are judged per 1,000 req/s of the same round's
+// reference GET (scripts/bench.ts regressions()): the machine's speed moves between days.
 import fs from 'node:fs';
 import path from 'node:path';
 

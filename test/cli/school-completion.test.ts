@@ -48,7 +48,12 @@ t('every command completion offers is one the CLI knows', async () => {
 
 // The real npx, once (the docs' tests run `npx school` straight to this bin: helpers/doc-blocks.ts).
 t('npx school: the bin runs the CLI, nothing printed by npm', () => {
-  const res = spawnSync('npx', ['school', '--help'], { cwd: root, encoding: 'utf8' });
+  const res = spawnSync('npx', ['school', '--help'], {
+    cwd: root,
+    encoding: 'utf8',
+    // npm's "new version available" notice depends on the registry, not on this package.
+    env: { ...process.env, npm_config_update_notifier: 'false' },
+  });
   assert.is(res.status, 0, res.stderr);
   assert.match(res.stdout, /^Usage: npx school <command>/);
   assert.is(res.stderr, '');
