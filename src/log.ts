@@ -1,5 +1,8 @@
+import { createRequire } from 'node:module';
 import pino from 'pino';
-import pretty from 'pino-pretty';
+
+// pino-pretty (about 45 ms of module loading) is loaded only for pretty output.
+const require = createRequire(import.meta.url);
 
 /**
  * Structured logs; secrets are never logged (no headers or bodies, and redaction as a net).
@@ -14,7 +17,11 @@ export function createLogger(
   const out =
     destination ??
     (format === 'pretty'
-      ? pretty({ colorize: true, translateTime: 'SYS:HH:MM:ss.l', ignore: 'pid,hostname' })
+      ? (require('pino-pretty') as typeof import('pino-pretty')).build({
+          colorize: true,
+          translateTime: 'SYS:HH:MM:ss.l',
+          ignore: 'pid,hostname',
+        })
       : undefined);
   return pino(
     {

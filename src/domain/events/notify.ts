@@ -3,8 +3,8 @@
 //   that may have recorded events, the events past the last one announced are read and
 //   announced; an event whose transaction rolled back was never committed, so it is never read.
 // - PostgreSQL: the recording transaction sends NOTIFY (delivered only if it commits, to every
-//   instance), and each process keeps one LISTEN connection.
-import pg from 'pg';
+//   instance), and each process keeps one LISTEN connection (`pg` is imported only then).
+import type pg from 'pg';
 import { isPostgres, type Db, type Tx } from '../../db/engine.ts';
 import { pgConnectionConfig } from '../../db/pg-connection.ts';
 import { onSqliteCommit } from '../../db/tx.ts';
@@ -133,7 +133,9 @@ export class EventNotifier {
 
   private async listen(): Promise<void> {
     if (this.closed) return;
-    const client = new pg.Client(pgConnectionConfig(this.db));
+    const { default: driver } = await import('pg');
+    if (this.closed) return;
+    const client = new driver.Client(pgConnectionConfig(this.db));
     const reconnect = (err?: unknown) => {
       if (this.closed || this.client !== client) return;
       if (err) this.logger.warn({ err }, 'event notifier: connection lost; reconnecting');
