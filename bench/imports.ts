@@ -6,7 +6,8 @@
 //   {"engine","rows","analysis":{"seconds","rowsPerSecond","peakRssMiB"},"processing":{...},
 //    "export":{...}}
 //
-//   node bench/imports.ts [database=sqlite] [rows=100000]
+//   node bench/imports.ts [database=sqlite] [rows=100000] [tags=0]
+// `tags`: how many tags the rows' delivery assigns to each student (0: products only).
 import { filesRepo } from '../src/domain/files/repo.ts';
 import { credentialsRepo } from '../src/domain/credentials/repo.ts';
 import { newStorageKey } from '../src/domain/files/service.ts';
@@ -17,6 +18,7 @@ import { benchServices } from './services.ts';
 
 const database = process.argv[2] ?? 'sqlite';
 const ROWS = Number(process.argv[3] ?? 100_000);
+const TAGS = Number(process.argv[4] ?? 0);
 
 const peakMiB = () => Math.round((process.resourceUsage().maxRSS / 1024) * 10) / 10;
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
@@ -41,11 +43,15 @@ try {
   const credential = await credentialsRepo.get({ tx: s.db }, accountId, root.id);
   const auth = { account: { id: accountId }, credential, human: null } as unknown as AuthContext;
   const product = await s.catalog.create(accountId, { name: 'Bench course' });
+  const tagIds: string[] = [];
+  for (let i = 0; i < TAGS; i++)
+    tagIds.push(String((await s.tags.create(accountId, { name: `Bench tag ${i}` })).id));
   await s.deliveries.create(accountId, {
     gateway: 'generic',
     name: 'Bench',
     external_ids: ['BENCH-1'],
     products: [{ product_id: String(product.id) }],
+    ...(TAGS ? { tag_ids: tagIds } : {}),
   });
   const key = newStorageKey(accountId);
   await s.files.storage.put(key, csv(ROWS));

@@ -39,12 +39,14 @@ async function setUp(b: Booted, name: string): Promise<Twin> {
     body: { name: 'Later' },
     key: newKey(),
   });
+  const buyer = await t.api('POST', '/api/v3/tags', { body: { name: 'Buyer' }, key: newKey() });
   const d2 = await delivery(t, {
     name: 'Both',
     external_ids: ['EXT-2'],
     products: [{ product_id: p1.id }, { product_id: p2.id }],
     duration: 1,
     duration_unit: 'month',
+    tag_ids: [buyer.body.data.id],
   });
   t.ids.set('P1', p1.id).set('P2', p2.id).set('Later', later.body.data.id);
   t.ids.set('D1', d1.id).set('D2', d2.id);
@@ -75,6 +77,8 @@ async function setUp(b: Booted, name: string): Promise<Twin> {
     duration_unit: 'day',
   });
   await enroll('old6', 'P2', { duration: 1, duration_unit: 'year' });
+  // A student who has EXT-2's tag already: importing them again assigns it, with no event.
+  await b.app.services.tags.add(id, Number(t.ids.get('old6')), Number(buyer.body.data.id));
   return t;
 }
 
@@ -220,12 +224,19 @@ async function state(t: Twin, opId: string) {
           span: span(data.enrollment),
         };
       if (data.user) data.user = shown(data.user, (id) => user.get(id));
+      if (data.tag) data.tag = data.tag.name; // tag.assigned: its student is user_id
+      if (data.user_id) data.user_id = user.get(data.user_id);
       if (data.operation) data.operation = { ...data.operation, id: 'this', finished_at: 'then' };
       return { type: e.type, version: e.version, data };
     },
   );
   const emails = await db('emails').where('account_id', t.accountId).orderBy('id');
+  const tagged = await db('user_tags')
+    .join('tags', 'tags.id', 'user_tags.tag_id')
+    .where('tags.account_id', t.accountId)
+    .select('user_tags.user_id', 'tags.name');
   return {
+    tags: tagged.map((r: any) => `${user.get(String(r.user_id))} ${r.name}`).sort(),
     op: { status: op.status, progress: op.progress, error: op.error },
     items,
     users: users.map((u: any) => [u.email, u.name]),
@@ -266,6 +277,7 @@ function compare(x: Awaited<ReturnType<typeof state>>, y: Awaited<ReturnType<typ
   same(x.users, y.users, 'students');
   same(x.enrollments, y.enrollments, 'enrollments');
   same(x.emails, y.emails, 'emails');
+  same(x.tags, y.tags, 'tags');
   same(x.events, y.events, 'events');
 }
 
@@ -371,6 +383,11 @@ t('an import: the same students, enrollments, emails and events as row by row', 
     );
     assert.equal([at('old4@ex.com/P1#0').ended, at('old4@ex.com/P1#1').duration], [true, 30]);
     assert.equal(at('new1@ex.com/P2#0').delivery_id, 'D2');
+    // EXT-2 tags its students: the 60 new ones, old3 and old6 (who had the tag: no event).
+    assert.is(x.tags.length, 60 + 2);
+    assert.ok(x.tags.includes('old6@ex.com Buyer') && x.tags.includes('new1@ex.com Buyer'));
+    // One event each for the new ones and old3; old6's came at set-up, none on import.
+    assert.is(x.events.filter((e) => e.type === 'tag.assigned').length, 60 + 1 + 1);
     assert.is(await allSent(setBased), await allSent(oneByOne));
   } finally {
     types.restore();
@@ -379,7 +396,7 @@ t('an import: the same students, enrollments, emails and events as row by row', 
 });
 
 t(
-  'an import whose delivery adds a tag: through the services, at most 100 rows a transaction',
+  'an import whose delivery adds a tag: set-based too, each student tagged once, one event each',
   async () => {
     const b = await boot();
     const types = instrument(b, PROCESS, null); // the type's own chunks
@@ -394,15 +411,14 @@ t(
         products: [{ product_id: course.id }],
         tag_ids: [tag.body.data.id],
       });
-      // PostgreSQL's chunk here is 120 rows (setChunk 500 in the type): too long to go row after
-      // row in one transaction, so item by item; SQLite's are 100 and 20, row after row.
+      // PostgreSQL's chunk here is 120 rows (setChunk 500 in the type); SQLite's are 100 and 20.
       const rows = Array.from({ length: 120 }, (_, i) => `t${i}@ex.com,EXT-T,active`);
       const imp = await createImport(b, `email,product_external_id,status\n${rows.join('\n')}\n`);
       assert.is((await analyse(b, imp.id)).status, 'succeeded');
       const res = await b.api('POST', `${I}/${imp.id}/processing-attempts`, { key: newKey() });
       const op = await waitFor(b, res.body.data.operation_id, undefined, undefined, 180_000);
       assert.equal([op.status, op.progress], ['succeeded', { total: 120, done: 120, failed: 0 }]);
-      assert.equal(types.counts, pg ? { calls: 1, applied: 0 } : { calls: 2, applied: 2 });
+      assert.equal(types.counts, pg ? { calls: 1, applied: 1 } : { calls: 2, applied: 2 });
       const tagged = await b.app.db('user_tags').where('tag_id', Number(tag.body.data.id));
       assert.is(tagged.length, 120);
       const events = await b.app.db('events').where('type', 'tag.assigned');

@@ -54,11 +54,11 @@ export async function applyRow(
 /**
  * A chunk of rows of one attempt in one transaction (the runner's applyMany): the rows, their
  * deliveries, their students and the "applied" marks are read and written once per chunk. Rows
- * that grant access and no tags go set-based (grantChunk); a chunk with a row that ends access or
- * a delivery that adds tags goes through the same services as applyRow, row after row. Null (the
+ * that grant access (with their deliveries' tags) go set-based (grantChunk); a chunk with a row
+ * that ends access goes through the same services as applyRow, row after row. Null (the
  * runner then goes row by row, where a row that fails fails alone) when a row is not ready or
  * applied already, names an unknown product, shares its email with another row of the chunk, or
- * the set-based grants cannot decide.
+ * the set-based grants or tags cannot decide.
  */
 export async function applyRows(
   { tx }: { tx: Tx },
@@ -95,7 +95,7 @@ export async function applyRows(
     const row = rows.get(n)!;
     return { row, d: grants.get(row.productExternalId!)!, user: users.get(lower(row)) ?? null };
   });
-  const setBased = chunk.every((c) => c.row.accessStatus !== 'inactive' && c.d.tagIds.length === 0);
+  const setBased = chunk.every((c) => c.row.accessStatus !== 'inactive');
   // Row after row costs ~13 statements a row: a PostgreSQL chunk of 500 (setChunk) would hold its
   // transaction, and the operation's lease, for minutes on a busy machine. Item by item instead.
   if (!setBased && chunk.length > ROW_AFTER_ROW_MAX) return null;
@@ -136,9 +136,10 @@ async function rowAfterRow(
 }
 
 /**
- * Rows that grant access (no tags), set-based: the new students in one insert, every row's grants
- * through EnrollmentsService.grantMany, and the events in one go, in the order applyRow records
- * them row after row (user.created, then each product's enrollment event).
+ * Rows that grant access, set-based: the new students in one insert, every row's grants through
+ * EnrollmentsService.grantMany, its delivery's tags through TagsService.addMany, and the events in
+ * one go, in the order applyRow records them row after row (user.created, then each product's
+ * enrollment event, then each tag newly assigned).
  */
 async function grantChunk({ tx }: { tx: Tx }, accountId: number, chunk: ChunkRow[], deps: RowDeps) {
   const fresh = chunk.filter((c) => !c.user).map((c) => c.row.email!);
@@ -170,11 +171,22 @@ async function grantChunk({ tx }: { tx: Tx }, accountId: number, chunk: ChunkRow
     { record: false },
   );
   if (!granted) return null;
+  const tagged = await deps.tags.addMany(
+    { tx },
+    accountId,
+    plan.flatMap(({ d, user }) => d.tagIds.map((tagId) => ({ userId: user.id, tagId }))),
+  );
+  if (!tagged) return null;
   const events: NewEvent[] = [];
   let k = 0;
+  let j = 0;
   for (const p of plan) {
     if (p.created) events.push(madeBy.get(lower(p.row))!.event);
     for (let i = 0; i < p.d.products.length; i++) events.push(granted[k++]!.event);
+    for (let i = 0; i < p.d.tagIds.length; i++) {
+      const e = tagged[j++];
+      if (e) events.push(e);
+    }
   }
   await recordAll(deps.events, tx, events);
   return plan.map((p) => ({

@@ -163,6 +163,33 @@ export const tagsRepo = {
       .ignore();
   },
 
+  /** Which of the pairs are assigned already, as `user:tag` keys. */
+  async assignedPairs(
+    { tx }: { tx: Tx },
+    pairs: readonly { userId: number; tagId: number }[],
+  ): Promise<Set<string>> {
+    const users = [...new Set(pairs.map((p) => p.userId))];
+    const tags = [...new Set(pairs.map((p) => p.tagId))];
+    const rows = await tx('user_tags')
+      .whereIn('user_id', users)
+      .whereIn('tag_id', tags)
+      .select('user_id', 'tag_id');
+    return new Set(rows.map((r: any) => `${Number(r.user_id)}:${Number(r.tag_id)}`));
+  },
+
+  /** `assign` for many pairs in one statement; pairs assigned already stay as they are. */
+  async assignMany(
+    { tx }: { tx: Tx },
+    pairs: readonly { userId: number; tagId: number }[],
+    now: string,
+  ): Promise<void> {
+    if (pairs.length === 0) return;
+    await tx('user_tags')
+      .insert(pairs.map((p) => ({ user_id: p.userId, tag_id: p.tagId, created_at: now })))
+      .onConflict(['user_id', 'tag_id'])
+      .ignore();
+  },
+
   async unassign({ tx }: { tx: Tx }, userId: number, tagId: number): Promise<number> {
     return tx('user_tags').where({ user_id: userId, tag_id: tagId }).delete();
   },

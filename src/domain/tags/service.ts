@@ -10,7 +10,7 @@ import type { CursorCodec } from '../../db/cursor.ts';
 import { guardedWrite } from '../shared/revision.ts';
 import { usersRepo } from '../users/repo.ts';
 import { tagsRepo as repo, type Tag } from './repo.ts';
-import { noEvents, type EventRecorder } from '../events/types.ts';
+import { noEvents, type EventRecorder, type NewEvent } from '../events/types.ts';
 
 export interface TagListQuery {
   sort?: 'name' | '-name';
@@ -27,6 +27,18 @@ const duplicateName = () =>
       { field: 'name', code: 'already_exists', message: detailMessage('already_exists', 'en-US') },
     ],
   });
+
+/** tag.assigned / tag.removed: the student and the tag. */
+const tagEventOf = (
+  type: string,
+  accountId: number,
+  userId: number,
+  tag: Pick<Tag, 'id' | 'name'>,
+): NewEvent => ({
+  accountId,
+  type,
+  data: { user_id: String(userId), tag: { id: String(tag.id), name: tag.name } },
+});
 
 /** The stored name is trimmed, so "vip " and "vip" cannot become two tags. */
 const clean = (name: string) => name.trim();
@@ -51,13 +63,38 @@ export class TagsService {
     userId: number,
     tag: Pick<Tag, 'id' | 'name'>,
   ) {
-    return this.events.record(
-      { tx },
-      {
-        accountId,
-        type,
-        data: { user_id: String(userId), tag: { id: String(tag.id), name: tag.name } },
-      },
+    return this.events.record({ tx }, tagEventOf(type, accountId, userId, tag));
+  }
+
+  /**
+   * `add` for many pairs at once (set-based import chunks): the students must be the account's.
+   * Returns, pair by pair, the tag.assigned event to record (null for a pair assigned already),
+   * for the caller to record in its own order; null, with nothing written, when a tag is not the
+   * account's (the caller goes pair by pair then, where that pair fails alone).
+   */
+  async addMany(
+    { tx }: { tx: Tx },
+    accountId: number,
+    pairs: readonly { userId: number; tagId: number }[],
+  ): Promise<(NewEvent | null)[] | null> {
+    const tags = new Map<number, { id: number; name: string }>();
+    for (const tagId of new Set(pairs.map((p) => p.tagId))) {
+      const t = await repo.getName({ tx }, accountId, tagId);
+      if (!t) return null;
+      tags.set(tagId, t);
+    }
+    const had = await repo.assignedPairs({ tx }, pairs);
+    const seen = new Set<string>();
+    const fresh = pairs.filter((p) => {
+      const key = `${p.userId}:${p.tagId}`;
+      if (had.has(key) || seen.has(key)) return false;
+      seen.add(key);
+      return true;
+    });
+    await repo.assignMany({ tx }, fresh, this.clock.now().toISOString());
+    const news = new Set(fresh);
+    return pairs.map((p) =>
+      news.has(p) ? tagEventOf('tag.assigned', accountId, p.userId, tags.get(p.tagId)!) : null,
     );
   }
 
