@@ -128,7 +128,11 @@ function grantItems(t: Twin) {
   return [...first, ...second].map((payload, i) => ({ key: `k${i}`, payload }));
 }
 
-/** 130 rows: 100 that go set-based, then 30 with one that fails (its renewal ends past 9999). */
+/**
+ * 133 rows: 100 that go set-based (three of them end access: what EXT-2 granted gone@ex.com, and
+ * nothing for a student EXT-2 never granted or an unknown email), then 33 with one that fails
+ * (its renewal ends past 9999).
+ */
 function importCsv() {
   const rows = [
     'old0@ex.com,EXT-1,active',
@@ -136,7 +140,11 @@ function importCsv() {
     'old2@ex.com,EXT-1,active',
     'old4@ex.com,EXT-1,active',
     'old6@ex.com,EXT-2,active',
-    ...Array.from({ length: 95 }, (_, i) => `New${i}@Ex.com,EXT-${1 + (i % 2)},active`),
+    'Gone@ex.com,EXT-2,inactive',
+    'old7@ex.com,EXT-2,inactive',
+    'ghost@ex.com,EXT-1,Inactive',
+    ...Array.from({ length: 92 }, (_, i) => `New${i}@Ex.com,EXT-${1 + (i % 2)},active`),
+    ...Array.from({ length: 3 }, (_, i) => `New${92 + i}@Ex.com,EXT-${1 + (i % 2)},active`),
     'old3@ex.com,EXT-2,active',
     'old5@ex.com,EXT-1,active',
     'old7@ex.com,EXT-1,active',
@@ -349,6 +357,20 @@ t('an import: the same students, enrollments, emails and events as row by row', 
   try {
     const setBased = await setUp(b, 'Set-based');
     const oneByOne = await setUp(b, 'One by one');
+    // What the inactive row ends: both products EXT-2 granted gone@ex.com.
+    for (const twin of [setBased, oneByOne]) {
+      const gone = await b.app.services.users.create(twin.accountId, {
+        name: 'Gone',
+        email: 'gone@ex.com',
+      });
+      for (const product of ['P1', 'P2'])
+        await b.app.services.enrollments.grantAccess({ tx: b.app.db }, twin.accountId, {
+          userId: gone.id,
+          productId: Number(twin.ids.get(product)),
+          duration: { duration: 1, unit: 'month' },
+          deliveryId: Number(twin.ids.get('D2')),
+        });
+    }
     const run = async (twin: Twin, withMany: boolean) => {
       types.use(withMany);
       const imp = await createImport(twin, importCsv());
@@ -364,13 +386,23 @@ t('an import: the same students, enrollments, emails and events as row by row', 
     assert.equal(types.counts, { calls: 2, applied: 1 });
     const x = await state(setBased, a.id);
     compare(x, await state(oneByOne, c.id));
-    assert.equal(x.op.progress, { total: 130, done: 129, failed: 1 });
+    assert.equal(x.op.progress, { total: 133, done: 132, failed: 1 });
     assert.equal(
       x.items.filter((i) => i.status === 'failed').map((i) => i.error),
       ['validation_failed'],
     );
-    assert.is(x.users.length, 100 + 122);
-    assert.is(x.events.filter((e) => e.type === 'user.created').length, 100 + 122);
+    assert.is(x.users.length, 100 + 1 + 122);
+    assert.is(x.events.filter((e) => e.type === 'user.created').length, 100 + 1 + 122);
+    const ended = x.events.filter((e) => e.type === 'enrollment.ended');
+    assert.equal(
+      ended.map((e) => [e.data.enrollment.user_id, e.data.enrollment.product_id]),
+      [
+        ['old4@ex.com', 'P1'], // ended at set-up
+        ['gone@ex.com', 'P1'],
+        ['gone@ex.com', 'P2'],
+      ],
+    );
+    assert.ok(x.enrollments.filter((e) => e.user_id === 'gone@ex.com').every((e) => e.ended));
     const at = (label: string) => x.enrollments.find((e) => e.id === label)!;
     assert.equal([at('old0@ex.com/P1#0').duration, at('old0@ex.com/P1#0').delivery_id], [60, 'D1']);
     assert.equal(

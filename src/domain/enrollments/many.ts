@@ -111,3 +111,44 @@ export async function grantManyUnrecorded(
     return { enrollment, created, event: { accountId, type, data } };
   });
 }
+
+/** One ended enrollment and the enrollment.ended event endForDelivery records for it. */
+export interface Ended {
+  enrollment: Enrollment;
+  event: NewEvent;
+}
+
+/**
+ * endForDelivery for many (student, delivery) pairs (an import chunk's `inactive` rows), its
+ * events not recorded: per pair, what it ended, in id order. One read of the current enrollments
+ * and one update; null when one of them changed since it was read (a concurrent write: the
+ * caller gives up its chunk).
+ */
+export async function endManyUnrecorded(
+  { tx }: { tx: Tx },
+  accountId: number,
+  pairs: { userId: number; deliveryId: number }[],
+  now: string,
+): Promise<Ended[][] | null> {
+  const current = await repo.currentOfDeliveries({ tx }, pairs, now);
+  // A current enrollment's end is unset or later than now: ending it sets both, as endForDelivery.
+  const ended = await repo.updateMany(
+    { tx },
+    current.map((cur) => ({
+      id: cur.id,
+      revision: cur.revision,
+      changes: { endedFlag: true, endsAt: now },
+    })),
+    now,
+  );
+  if (!ended) return null;
+  return pairs.map((p) =>
+    ended
+      .filter((r) => r.userId === p.userId && r.deliveryId === p.deliveryId)
+      .map((row) => {
+        const enrollment = withEnded(row, now);
+        const data = { enrollment: enrollmentSnapshot(enrollment) };
+        return { enrollment, event: { accountId, type: 'enrollment.ended', data } };
+      }),
+  );
+}

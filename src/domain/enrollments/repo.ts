@@ -180,6 +180,22 @@ export const enrollmentsRepo = {
     return (await current(q, now).orderBy('id')).map(map);
   },
 
+  /** currentOfDelivery for many (student, delivery) pairs at once, in id order. */
+  async currentOfDeliveries(
+    { tx }: { tx: Tx },
+    pairs: { userId: number; deliveryId: number }[],
+    now: string,
+  ): Promise<EnrollmentRow[]> {
+    if (pairs.length === 0) return [];
+    const wanted = new Set(pairs.map((p) => `${p.userId}:${p.deliveryId}`));
+    const q = tx('enrollments')
+      .whereIn('user_id', [...new Set(pairs.map((p) => p.userId))])
+      .whereIn('delivery_id', [...new Set(pairs.map((p) => p.deliveryId))]);
+    return (await current(q, now).orderBy('id'))
+      .map(map)
+      .filter((r: EnrollmentRow) => wanted.has(`${r.userId}:${r.deliveryId}`));
+  },
+
   /**
    * The student's enrollments granted by a transaction whose sale or subscription id at the
    * gateway is `externalId` (v2 access entries), oldest first, with those ids.

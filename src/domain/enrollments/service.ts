@@ -29,10 +29,10 @@ import {
 } from './types.ts';
 import { extendedBy, newEnrollment, welcomeEmail } from './rules.ts';
 import { resolveGrant, resolveGrants, scheduleOf } from './resolve.ts';
-import { grantManyUnrecorded, type Granted } from './many.ts';
+import { endManyUnrecorded, grantManyUnrecorded, type Granted } from './many.ts';
 
 export type { EnrollmentInput, EnrollmentListQuery, EnrollmentUpdate, Grant } from './types.ts';
-export type { Granted } from './many.ts';
+export type { Ended, Granted } from './many.ts';
 
 export class EnrollmentsService {
   private readonly db: Db;
@@ -270,6 +270,18 @@ export class EnrollmentsService {
       out.push(e);
     }
     return out;
+  }
+
+  /**
+   * endForDelivery for many (student, delivery) pairs, its events returned, not recorded (the
+   * caller records them in its own order); null when the chunk cannot go this way.
+   */
+  endManyForDelivery(
+    { tx }: { tx: Tx },
+    accountId: number,
+    pairs: { userId: number; deliveryId: number }[],
+  ) {
+    return endManyUnrecorded({ tx }, accountId, pairs, this.now());
   }
 
   // ---- internals ----

@@ -52,13 +52,11 @@ export async function applyRow(
 }
 
 /**
- * A chunk of rows of one attempt in one transaction (the runner's applyMany): the rows, their
- * deliveries, their students and the "applied" marks are read and written once per chunk. Rows
- * that grant access (with their deliveries' tags) go set-based (grantChunk); a chunk with a row
- * that ends access goes through the same services as applyRow, row after row. Null (the
- * runner then goes row by row, where a row that fails fails alone) when a row is not ready or
- * applied already, names an unknown product, shares its email with another row of the chunk, or
- * the set-based grants or tags cannot decide.
+ * A chunk of rows of one attempt in one transaction (the runner's applyMany), set-based: the
+ * rows, their deliveries, their students and the "applied" marks are read and written once per
+ * chunk (grantChunk). Null (the runner then goes row by row, where a row that fails fails alone)
+ * when a row is not ready or applied already, names an unknown product, shares its email with
+ * another row of the chunk, or the set-based grants, tags or endings cannot decide.
  */
 export async function applyRows(
   { tx }: { tx: Tx },
@@ -95,13 +93,7 @@ export async function applyRows(
     const row = rows.get(n)!;
     return { row, d: grants.get(row.productExternalId!)!, user: users.get(lower(row)) ?? null };
   });
-  const setBased = chunk.every((c) => c.row.accessStatus !== 'inactive');
-  // Row after row costs ~13 statements a row: a PostgreSQL chunk of 500 (setChunk) would hold its
-  // transaction, and the operation's lease, for minutes on a busy machine. Item by item instead.
-  if (!setBased && chunk.length > ROW_AFTER_ROW_MAX) return null;
-  const out = setBased
-    ? await grantChunk({ tx }, accountId, chunk, deps)
-    : await rowAfterRow({ tx }, accountId, chunk, deps);
+  const out = await grantChunk({ tx }, accountId, chunk, deps);
   if (!out) return null;
   if (
     (await repo.markManyApplied({ tx }, first.import_id, numbers, first.attempt_id)) !==
@@ -113,36 +105,19 @@ export async function applyRows(
 
 const lower = (row: ImportRow) => row.email!.toLowerCase();
 
-/** The longest chunk that goes row after row in one transaction (the runner's default chunk). */
-const ROW_AFTER_ROW_MAX = 100;
-
 type ChunkRow = { row: ImportRow; d: DeliveryGrant; user: User | null };
 
-/** Each row's grant through the same services, in the same order, as applyRow's. */
-async function rowAfterRow(
-  { tx }: { tx: Tx },
-  accountId: number,
-  chunk: ChunkRow[],
-  deps: RowDeps,
-) {
-  const out = [];
-  for (const { row, d, user } of chunk) {
-    // SQLite runs each statement synchronously: other work gets a turn between rows, as between
-    // the items of the row-by-row path.
-    await new Promise((resolve) => setImmediate(resolve));
-    out.push(await grant({ tx }, accountId, row, d, user, deps));
-  }
-  return out;
-}
-
 /**
- * Rows that grant access, set-based: the new students in one insert, every row's grants through
- * EnrollmentsService.grantMany, its delivery's tags through TagsService.addMany, and the events in
- * one go, in the order applyRow records them row after row (user.created, then each product's
- * enrollment event, then each tag newly assigned).
+ * A chunk's rows, set-based, as applyRow writes them row after row: the new students of the rows
+ * that grant access in one insert, every such row's products through
+ * EnrollmentsService.grantMany and its delivery's tags through TagsService.addMany, the `inactive`
+ * rows' endings (of what their delivery granted a known student) through endManyForDelivery, and
+ * the events in one go, in the order applyRow records them: row after row, user.created, then
+ * each product's enrollment event, then each tag newly assigned; or each enrollment ended.
  */
 async function grantChunk({ tx }: { tx: Tx }, accountId: number, chunk: ChunkRow[], deps: RowDeps) {
-  const fresh = chunk.filter((c) => !c.user).map((c) => c.row.email!);
+  const ending = (c: ChunkRow) => c.row.accessStatus === 'inactive';
+  const fresh = chunk.filter((c) => !ending(c) && !c.user).map((c) => c.row.email!);
   const made = await deps.users.createMany(
     { tx },
     accountId,
@@ -153,15 +128,17 @@ async function grantChunk({ tx }: { tx: Tx }, accountId: number, chunk: ChunkRow
   const plan = chunk.map(({ row, d, user }) => ({
     row,
     d,
-    user: user ?? madeBy.get(lower(row))!.user,
-    created: !user,
+    ends: ending({ row, d, user }),
+    user: user ?? madeBy.get(lower(row))?.user ?? null,
+    created: !user && !ending({ row, d, user }),
   }));
+  const granting = plan.filter((p) => !p.ends);
   const granted = await deps.enrollments.grantMany(
     { tx },
     accountId,
-    plan.flatMap(({ d, user }) =>
+    granting.flatMap(({ d, user }) =>
       d.products.map((p) => ({
-        userId: user.id,
+        userId: user!.id,
         productId: p.productId,
         accessScheduleId: p.accessScheduleId,
         duration: { duration: d.duration, unit: d.durationUnit },
@@ -174,24 +151,36 @@ async function grantChunk({ tx }: { tx: Tx }, accountId: number, chunk: ChunkRow
   const tagged = await deps.tags.addMany(
     { tx },
     accountId,
-    plan.flatMap(({ d, user }) => d.tagIds.map((tagId) => ({ userId: user.id, tagId }))),
+    granting.flatMap(({ d, user }) => d.tagIds.map((tagId) => ({ userId: user!.id, tagId }))),
   );
   if (!tagged) return null;
+  const endings = plan.filter((p) => p.ends && p.user);
+  const ended = await deps.enrollments.endManyForDelivery(
+    { tx },
+    accountId,
+    endings.map((p) => ({ userId: p.user!.id, deliveryId: p.d.id })),
+  );
+  if (!ended) return null;
   const events: NewEvent[] = [];
   let k = 0;
   let j = 0;
+  let e = 0;
   for (const p of plan) {
+    if (p.ends) {
+      if (p.user) for (const one of ended[e++]!) events.push(one.event);
+      continue;
+    }
     if (p.created) events.push(madeBy.get(lower(p.row))!.event);
     for (let i = 0; i < p.d.products.length; i++) events.push(granted[k++]!.event);
     for (let i = 0; i < p.d.tagIds.length; i++) {
-      const e = tagged[j++];
-      if (e) events.push(e);
+      const tag = tagged[j++];
+      if (tag) events.push(tag);
     }
   }
   await recordAll(deps.events, tx, events);
   return plan.map((p) => ({
     row: p.row.row,
-    user_id: toId(p.user.id),
+    user_id: toId(p.user?.id ?? null),
     created: p.created,
     delivery_id: toId(p.d.id),
   }));
