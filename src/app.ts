@@ -83,6 +83,8 @@ export async function createApp(config: Config, options: AppOptions = {}) {
   const release: string = spec.info.version;
   const catalog = buildCatalog(spec);
   const services = await createServices({ config, db, clock, logger });
+  const payloads = payloadChecks(spec);
+  const manifests = manifestChecks(spec);
 
   const oauth = await createOAuth({
     db,
@@ -98,7 +100,7 @@ export async function createApp(config: Config, options: AppOptions = {}) {
     ...credentialHandlers(services.credentials),
     ...userHandlers(config.publicBaseUrl, services.users, services.tags),
     ...catalogHandlers(services.catalog),
-    ...operationHandlers(services.operations, payloadChecks(spec)),
+    ...operationHandlers(services.operations, payloads),
     ...asyncHandlers(services.publications, services.sandbox),
     ...eventHandlers(services.events),
     ...webhookHandlers(services.webhooks, services.webhookDeliveries),
@@ -111,7 +113,7 @@ export async function createApp(config: Config, options: AppOptions = {}) {
     ...settingsHandlers(config.publicBaseUrl, services.settings),
     ...importHandlers(services.imports),
     ...exportHandlers(services.exports),
-    ...planHandlers(services.plans, manifestChecks(spec)),
+    ...planHandlers(services.plans, manifests),
   };
 
   const koa = new Koa();
@@ -196,9 +198,16 @@ export async function createApp(config: Config, options: AppOptions = {}) {
     get metricsPort(): number | undefined {
       return metricsListener?.port;
     },
-    /** Compiles the remaining request validators in the background (the server, after listen). */
-    warm(): Promise<void> {
-      return warmCatalog(catalog);
+    /**
+     * Compiles, in the background, every schema not compiled yet (the server, after listen): the
+     * request validators, batch payloads, manifest entries and event types. Fails on the first
+     * that does not compile.
+     */
+    async warm(): Promise<void> {
+      await warmCatalog(catalog);
+      await payloads.warm();
+      await manifests.warm();
+      await services.eventCatalog.warm();
     },
     /** Runs the background workers in this process (`npm start` unless WORKERS=false). */
     async startWorkers(): Promise<void> {

@@ -156,6 +156,8 @@ export async function createServices({ config, db, clock, logger, ...deps }: Ser
     cursors,
     jobs,
     metrics,
+    /** The event types and their schemas (compiled at first use; warm() compiles them all). */
+    eventCatalog,
     idempotency: new IdempotencyService(db, clock),
     rateLimits,
     audit: new AuditService(db, config.auditRetentionDays, cursors),

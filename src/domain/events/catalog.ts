@@ -5,7 +5,7 @@ import fs from 'node:fs';
 import path from 'node:path';
 import Ajv2020Import, { type ValidateFunction } from 'ajv/dist/2020.js';
 import addFormatsImport from 'ajv-formats';
-import { once } from '../shared/once.ts';
+import { once, warmAll } from '../shared/once.ts';
 
 const Ajv2020 = Ajv2020Import as unknown as typeof Ajv2020Import.default;
 const addFormats = addFormatsImport as unknown as typeof addFormatsImport.default;
@@ -78,6 +78,11 @@ export class EventCatalog {
         once(() => ajv().compile(schema)),
       );
     }
+  }
+
+  /** Compiles every type's schema now (the server, after it listens). */
+  warm(): Promise<void> {
+    return warmAll(this.validators.values());
   }
 
   /** The version new events of this type are recorded in; undefined for an unknown type. */

@@ -2,7 +2,7 @@
 // idempotency rules, deprecations and compiled Ajv validators. Tests may pass a fixture document.
 import Ajv2020Import, { type ValidateFunction } from 'ajv/dist/2020.js';
 import addFormatsImport from 'ajv-formats';
-import { once } from '../../domain/shared/once.ts';
+import { once, warmAll } from '../../domain/shared/once.ts';
 
 const Ajv2020 = Ajv2020Import as unknown as typeof Ajv2020Import.default;
 const addFormats = addFormatsImport as unknown as typeof addFormatsImport.default;
@@ -183,11 +183,6 @@ function lazy<K extends keyof Operation>(op: Operation, key: K, make: () => Oper
  * Compiles every operation's validators in the background, one operation per turn of the event
  * loop, so the server's first requests do not pay for it and a broken schema shows at start.
  */
-export async function warmCatalog(catalog: readonly Operation[]): Promise<void> {
-  for (const op of catalog) {
-    void op.validateQuery;
-    void op.validatePath;
-    void op.validateBody;
-    await new Promise((r) => setImmediate(r));
-  }
+export function warmCatalog(catalog: readonly Operation[]): Promise<void> {
+  return warmAll(catalog.map((op) => () => [op.validateQuery, op.validatePath, op.validateBody]));
 }

@@ -9,9 +9,12 @@ import type { Action, ManifestSchemas, PlanType } from '../../domain/plans/types
 import type { Locale } from '../../i18n/messages.ts';
 import { newAjv } from './catalog.ts';
 import { detailsOf } from './validation.ts';
-import { lazyMap, once } from '../../domain/shared/once.ts';
+import { lazyMap, once, warmAll } from '../../domain/shared/once.ts';
 
-export type ManifestChecks = (locale: Locale) => ManifestSchemas;
+export type ManifestChecks = ((locale: Locale) => ManifestSchemas) & {
+  /** Compiles the entry schema and every type's properties schema now (the server, after it listens). */
+  warm(): Promise<void>;
+};
 
 export function manifestChecks(spec: any): ManifestChecks {
   const resource = spec.components?.schemas?.ManifestResource ?? {};
@@ -39,7 +42,7 @@ export function manifestChecks(spec: any): ManifestChecks {
         delete: one?.delete ? of(one.delete) : patch,
       });
     }
-  return (locale) => ({
+  const checks = (locale: Locale): ManifestSchemas => ({
     entry(value, at) {
       const validate = entry();
       return validate(value) ? [] : detailsOf(validate, 'field', locale, at);
@@ -52,4 +55,5 @@ export function manifestChecks(spec: any): ManifestChecks {
     permissions: (type: PlanType, action: Action = 'create') =>
       permissions.get(type)?.[action] ?? [],
   });
+  return Object.assign(checks, { warm: () => warmAll([entry, ...properties.values()]) });
 }
