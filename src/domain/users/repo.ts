@@ -300,6 +300,24 @@ export const usersRepo = {
     return (await usersRepo.get({ tx }, user.accountId, id))!;
   },
 
+  /**
+   * PostgreSQL: inserts the student unless the account has one with that email, in one statement
+   * (`ON CONFLICT ... DO NOTHING` on the unique index): null when it has. No unique violation, so
+   * the caller's transaction stays usable (an idempotent 409 is recorded beside it).
+   */
+  async createUnlessEmailTaken(
+    { tx }: { tx: Tx },
+    user: NewUser,
+    now: string,
+  ): Promise<User | null> {
+    const [r] = await tx('users')
+      .insert(newUserRow(user, now))
+      .onConflict(['account_id', 'email_lower'])
+      .ignore()
+      .returning('*');
+    return r ? map(r) : null;
+  },
+
   // ---- PostgreSQL, set-based (a chunk of users.upsert): one statement for many students ----
 
   /** The account's students with these emails, locked until the transaction ends (id order). */
