@@ -62,7 +62,9 @@ export const eventsRepo = {
     const r = row(e);
     // Each read is a scalar subquery of the account id, run with the insert's snapshot.
     const columns = reads.map((sql, i) => `, ${sql} AS read_${i}`).join('');
-    const { rows } = await tx.raw(
+    // A named statement (planned once per connection): the text varies only with the reads.
+    const found = await firstRow<Record<string, unknown>>(
+      { tx },
       'WITH e AS (INSERT INTO events (account_id, type, version, data, created_at) ' +
         'VALUES (?, ?, ?, ?, ?) RETURNING id, account_id) ' +
         `SELECT id, pg_notify(?, account_id || ':' || id)${columns} FROM e`,
@@ -76,7 +78,7 @@ export const eventsRepo = {
         ...reads.map(() => r.account_id),
       ],
     );
-    return { id: Number(rows[0].id), reads: reads.map((_, i) => rows[0][`read_${i}`]) };
+    return { id: Number(found!.id), reads: reads.map((_, i) => found![`read_${i}`]) };
   },
 
   /**

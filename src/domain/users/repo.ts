@@ -310,11 +310,15 @@ export const usersRepo = {
     user: NewUser,
     now: string,
   ): Promise<User | null> {
-    const [r] = await tx('users')
-      .insert(newUserRow(user, now))
-      .onConflict(['account_id', 'email_lower'])
-      .ignore()
-      .returning('*');
+    const row = newUserRow(user, now);
+    const columns = Object.keys(row).sort();
+    // The text depends only on the columns (always the same): a named statement, planned once.
+    const r = await firstRow(
+      { tx },
+      `INSERT INTO users (${columns.join(', ')}) VALUES (${columns.map(() => '?').join(', ')}) ` +
+        'ON CONFLICT (account_id, email_lower) DO NOTHING RETURNING *',
+      columns.map((c) => row[c]),
+    );
     return r ? map(r) : null;
   },
 
