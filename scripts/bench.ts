@@ -88,6 +88,7 @@ import type { ChildStats } from '../bench/child-control.ts';
 import { benchPostgresUrl, createBenchSchema } from '../bench/pg-schema.ts';
 import { loadBaseline, regressionRows } from '../bench/baseline.ts';
 import { scriptNodeFlags } from '../bench/node-flags.ts';
+import { backendCpuMs, PgBackendCpu, pidCpuMs } from '../bench/pg-backends.ts';
 
 // ---------------------------------------------------------------------------------------------
 // Options
@@ -370,8 +371,13 @@ interface CpuUse {
   serverPct: number | null;
   /** Server CPU time per completed request, µs. */
   serverUsPerReq: number | null;
-  /** CPU used by every other process on the machine (not the server, not this bench), % of one core. */
+  /** CPU used by every other process on the machine (not the server, not this bench, not the
+   * bench database's PostgreSQL backends), % of one core. */
   otherPct: number | null;
+  /** The bench database's PostgreSQL backends (PG phases), % of one core; null elsewhere. */
+  pgPct: number | null;
+  /** Their CPU time per completed request, µs. */
+  pgUsPerReq: number | null;
   /** Time the hypervisor gave this machine's cores to someone else, % of one core. */
   stealPct: number | null;
 }
@@ -396,16 +402,6 @@ function procBusyMs(): { busy: number; steal: number } | null {
   }
 }
 
-function pidCpuMs(pid: number): number | null {
-  try {
-    const stat = fs.readFileSync(`/proc/${pid}/stat`, 'utf8');
-    const f = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
-    return (Number(f[11]) + Number(f[12])) * 10; // utime, stime
-  } catch {
-    return null;
-  }
-}
-
 function cpuSample(pids: number[]): CpuSample {
   const u = process.cpuUsage();
   const machine = procBusyMs();
@@ -419,7 +415,7 @@ function cpuSample(pids: number[]): CpuSample {
   };
 }
 
-function cpuUse(a: CpuSample, b: CpuSample, requests: number): CpuUse {
+function cpuUse(a: CpuSample, b: CpuSample, requests: number, pgMs: number | null = null): CpuUse {
   const wall = b.wall - a.wall;
   const server = a.server === null || b.server === null ? null : b.server - a.server;
   const busy = a.busy === null || b.busy === null ? null : b.busy - a.busy;
@@ -429,7 +425,9 @@ function cpuUse(a: CpuSample, b: CpuSample, requests: number): CpuUse {
     otherPct:
       busy === null || server === null
         ? null
-        : Math.max(0, (100 * (busy - server - (b.self - a.self))) / wall),
+        : Math.max(0, (100 * (busy - server - (pgMs ?? 0) - (b.self - a.self))) / wall),
+    pgPct: pgMs === null ? null : (100 * pgMs) / wall,
+    pgUsPerReq: pgMs === null || !requests ? null : (1000 * pgMs) / requests,
     stealPct: a.steal === null || b.steal === null ? null : (100 * (b.steal - a.steal)) / wall,
   };
 }
@@ -441,11 +439,13 @@ function cpuUse(a: CpuSample, b: CpuSample, requests: number): CpuUse {
  * ramp up slowly (with async handlers, the first requests of new connections are admitted about
  * one per event-loop cycle, up to ~2 s for POST here), so a window opened on fresh connections, or
  * stragglers from the warm-up, would measure that ramp rather than the steady state.
+ * `backends`: a PostgreSQL phase's database, whose backends' CPU is sampled with the window.
  */
 async function measure(
   label: string,
   server: Child<unknown>,
   build: () => AcOptions | AcOptions[],
+  backends?: PgBackendCpu,
 ): Promise<PhaseResult> {
   process.stderr.write(`  ${label}: warm-up ${WARMUP} s, then ${SECONDS} s measured...\n`);
   const latencies: number[] = [];
@@ -458,6 +458,8 @@ async function measure(
   let windowStart = 0;
   let windowEnd = 0;
   let stats: Promise<ChildStats> | null = null;
+  let pgBefore: ReturnType<PgBackendCpu['sample']> | null = null;
+  let pgAfter: ReturnType<PgBackendCpu['sample']> | null = null;
   // Several targets (two instances): one autocannon each, at once, their responses counted together.
   const all: AcOptions[] = [build()].flat().map((o) => ({
     pipelining: 1,
@@ -488,6 +490,7 @@ async function measure(
   const startTimer = setTimeout(() => {
     server.reset();
     before = cpuSample(pids);
+    pgBefore = backends?.sample() ?? null;
     windowStart = performance.now();
     measuring = true;
   }, WARMUP * 1000);
@@ -496,6 +499,7 @@ async function measure(
       measuring = false;
       windowEnd = performance.now();
       after = cpuSample(pids);
+      pgAfter = backends?.sample() ?? null;
       stats = server.stats();
     },
     (WARMUP + SECONDS) * 1000,
@@ -509,11 +513,12 @@ async function measure(
   if (!before || !after || !stats)
     throw new Error(`${label}: autocannon ended before the window closed`);
   const load = summarize(latencies, completed, statuses, errors, windowEnd - windowStart);
+  const pgMs = backendCpuMs(await pgBefore, await pgAfter);
   return {
     label,
     connections: all.reduce((n, o) => n + o.connections, 0),
     load,
-    cpu: cpuUse(before, after, load.requests),
+    cpu: cpuUse(before, after, load.requests, pgMs),
     stats: await stats,
   };
 }
@@ -670,11 +675,15 @@ async function appPostPhase(): Promise<PhaseResult> {
 // PostgreSQL load phases: the same loads against the pg reference and the app, each child in a
 // fresh schema of BENCH_DATABASE_URL.
 
-async function inSchema<T>(run: (pg: { url: string; schema: string }) => Promise<T>): Promise<T> {
+async function inSchema<T>(
+  run: (pg: { url: string; schema: string; backends: PgBackendCpu }) => Promise<T>,
+): Promise<T> {
   const bench = await createBenchSchema(PG_URL!);
+  const backends = new PgBackendCpu(PG_URL!);
   try {
-    return await run({ url: PG_URL!, schema: bench.schema });
+    return await run({ url: PG_URL!, schema: bench.schema, backends });
   } finally {
+    await backends.close().catch(() => undefined);
     await bench.drop();
   }
 }
@@ -693,11 +702,16 @@ function pgGetPhase(kind: 'reference' | 'app'): Promise<PhaseResult> {
       const server = await startPgReference('pg-reference-get', pg);
       try {
         const { port, userId } = server.info;
-        return await measure('PG reference GET /users/:id', server, () => ({
-          url: `http://127.0.0.1:${port}/users/${userId}`,
-          connections: CONNECTIONS,
-          duration: SECONDS,
-        }));
+        return await measure(
+          'PG reference GET /users/:id',
+          server,
+          () => ({
+            url: `http://127.0.0.1:${port}/users/${userId}`,
+            connections: CONNECTIONS,
+            duration: SECONDS,
+          }),
+          pg.backends,
+        );
       } finally {
         await server.stop();
       }
@@ -705,12 +719,17 @@ function pgGetPhase(kind: 'reference' | 'app'): Promise<PhaseResult> {
     const server = await startApp('pg-app-get', { postgres: pg });
     try {
       const { port, secret, userId } = server.info;
-      return await measure('PG app GET /users/{id}', server, () => ({
-        url: `http://127.0.0.1:${port}/api/v3/users/${userId ?? 1}`,
-        connections: CONNECTIONS,
-        duration: SECONDS,
-        headers: { authorization: `Bearer ${secret}`, accept: 'application/json' },
-      }));
+      return await measure(
+        'PG app GET /users/{id}',
+        server,
+        () => ({
+          url: `http://127.0.0.1:${port}/api/v3/users/${userId ?? 1}`,
+          connections: CONNECTIONS,
+          duration: SECONDS,
+          headers: { authorization: `Bearer ${secret}`, accept: 'application/json' },
+        }),
+        pg.backends,
+      );
     } finally {
       await server.stop();
     }
@@ -728,7 +747,12 @@ function pgPostPhase(kind: 'reference' | 'app'): Promise<PhaseResult> {
       const secret = kind === 'app' ? (server.info as AppInfo).secret : null;
       const label = kind === 'app' ? 'PG app POST /users' : 'PG reference POST /users';
       const route = kind === 'app' ? '/api/v3/users' : '/users';
-      return await measure(label, server, () => postLoad(port, route, secret, userBody));
+      return await measure(
+        label,
+        server,
+        () => postLoad(port, route, secret, userBody),
+        pg.backends,
+      );
     } finally {
       await server.stop();
     }
@@ -763,20 +787,24 @@ function pgTwoInstancesPhase(kind: 'get' | 'post'): Promise<PhaseResult> {
     const half = (i: number) => (i === 0 ? Math.ceil(total / 2) : Math.floor(total / 2));
     try {
       const label = kind === 'get' ? 'PG app GET /users/{id}' : 'PG app POST /users';
-      return await measure(`${label}, 2 instances`, pair, () =>
-        [a, b].map(({ info }, i): AcOptions => {
-          if (kind === 'post')
+      return await measure(
+        `${label}, 2 instances`,
+        pair,
+        () =>
+          [a, b].map(({ info }, i): AcOptions => {
+            if (kind === 'post')
+              return {
+                ...postLoad(info.port, '/api/v3/users', info.secret, userBody),
+                connections: half(i),
+              };
             return {
-              ...postLoad(info.port, '/api/v3/users', info.secret, userBody),
+              url: `http://127.0.0.1:${info.port}/api/v3/users/${info.userId ?? 1}`,
               connections: half(i),
+              duration: SECONDS,
+              headers: { authorization: `Bearer ${info.secret}`, accept: 'application/json' },
             };
-          return {
-            url: `http://127.0.0.1:${info.port}/api/v3/users/${info.userId ?? 1}`,
-            connections: half(i),
-            duration: SECONDS,
-            headers: { authorization: `Bearer ${info.secret}`, accept: 'application/json' },
-          };
-        }),
+          }),
+        pg.backends,
       );
     } finally {
       await pair.stop();
@@ -1401,6 +1429,8 @@ function report(
         'phase',
         'server CPU',
         'CPU µs/req',
+        'PG backends CPU',
+        'PG µs/req',
         'other procs CPU',
         'of it steal',
         'loop delay p99/max ms',
@@ -1412,6 +1442,8 @@ function report(
         label,
         opt(cpu.serverPct, 0, '%'),
         opt(cpu.serverUsPerReq, 0),
+        opt(cpu.pgPct, 0, '%'),
+        opt(cpu.pgUsPerReq, 0),
         opt(cpu.otherPct, 0, '%'),
         opt(cpu.stealPct, 0, '%'),
         `${fmt(stats.loopDelay.p99, 1)} / ${fmt(stats.loopDelay.max, 1)}`,
@@ -1426,7 +1458,8 @@ function report(
     }
     console.log(
       '\nServer process (CPU: 100% = one core, so ~100% means the server is CPU-bound; ' +
-        'other procs = the rest of the machine, this bench excluded; steal = cores the ' +
+        "PG backends = the bench database's PostgreSQL backends (PG phases); other procs = the " +
+        'rest of the machine, this bench and those backends excluded; steal = cores the ' +
         'hypervisor gave to other machines, counted in other procs)',
     );
     console.log(table(cpuRows));

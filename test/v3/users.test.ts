@@ -85,6 +85,65 @@ t('emails are unique per account, case-insensitively', async ({ b }) => {
   assert.is(dup.body.error.details[0].code, 'already_exists');
 });
 
+/** Resolves once a session of this database waits for a lock in an insert into users. */
+async function userInsertWaits(b: Booted) {
+  for (let i = 0; i < 500; i++) {
+    const { rows } = await b.app.db.raw(
+      "select count(*)::int as n from pg_stat_activity where wait_event_type = 'Lock' " +
+        "and datname = current_database() and query ilike 'insert into%users%'",
+    );
+    if (rows[0].n > 0) return;
+    await new Promise((r) => setTimeout(r, 10));
+  }
+  throw new Error('the insert never waited');
+}
+
+// PostgreSQL checks the email and inserts in one statement (ON CONFLICT DO NOTHING): a create of
+// the same email by a transaction still open makes it wait, then decides as that one ends.
+t('PostgreSQL: a create racing an open one of the same email waits for its end', async ({ b }) => {
+  if (!process.env.TEST_DATABASE_URL) return;
+  for (const end of ['commit', 'rollback'] as const) {
+    const email = `race-${end}@example.com`;
+    const held = await b.app.db.transaction();
+    const other = await b.app.services.users.create(
+      b.accountId,
+      { name: 'Other', email },
+      { tx: held },
+    );
+    const key = newKey();
+    const racing = b.api('POST', '/api/v3/users', { body: { name: 'Racer', email }, key });
+    try {
+      await userInsertWaits(b);
+    } finally {
+      await held[end]();
+    }
+    const res = await racing;
+    const list = await b.api('GET', `/api/v3/users?email=${email}`);
+    const again = await b.api('POST', '/api/v3/users', { body: { name: 'Racer', email }, key });
+    if (end === 'commit') {
+      assert.is(res.status, 409);
+      assert.equal(res.body.error.details, [
+        { field: 'email', code: 'already_exists', message: res.body.error.details[0].message },
+      ]);
+      assert.equal(
+        list.body.data.map((u: any) => [u.id, u.name]),
+        [[String(other.id), 'Other']],
+      );
+      // The 409 is the key's recorded answer.
+      assert.is(again.status, 409);
+      assert.is(again.headers.get('idempotent-replayed'), 'true');
+    } else {
+      assert.is(res.status, 201);
+      assert.equal(
+        list.body.data.map((u: any) => [u.id, u.name]),
+        [[res.body.data.id, 'Racer']],
+      );
+      assert.is(again.status, 201);
+      assert.equal(again.body, res.body);
+    }
+  }
+});
+
 t('CPF: check digits verified, punctuation optional, digits stored', async ({ b }) => {
   for (const document of ['529.982.247-26', '111.111.111-11', '1234', '529.982.247-2x']) {
     const res = await createUser(b, {

@@ -50,17 +50,35 @@ export const eventsRepo = {
 
   /**
    * PostgreSQL: the insert and its NOTIFY (`<account>:<event id>` on `channel`, delivered if the
-   * transaction commits) in one statement, one round trip instead of two.
+   * transaction commits) in one statement, one round trip instead of two; with the values of
+   * `reads` (the hooks' reads, see EventsService.onRecord) in the same round trip.
    */
-  async insertNotifying({ tx }: { tx: Tx }, e: NewEventRow, channel: string): Promise<number> {
+  async insertNotifying(
+    { tx }: { tx: Tx },
+    e: NewEventRow,
+    channel: string,
+    reads: string[] = [],
+  ): Promise<{ id: number; reads: unknown[] }> {
     const r = row(e);
-    const { rows } = await tx.raw(
+    // Each read is a scalar subquery of the account id, run with the insert's snapshot.
+    const columns = reads.map((sql, i) => `, ${sql} AS read_${i}`).join('');
+    // A named statement (planned once per connection): the text varies only with the reads.
+    const found = await firstRow<Record<string, unknown>>(
+      { tx },
       'WITH e AS (INSERT INTO events (account_id, type, version, data, created_at) ' +
         'VALUES (?, ?, ?, ?, ?) RETURNING id, account_id) ' +
-        "SELECT id, pg_notify(?, account_id || ':' || id) FROM e",
-      [r.account_id, r.type, r.version, r.data, r.created_at, channel],
+        `SELECT id, pg_notify(?, account_id || ':' || id)${columns} FROM e`,
+      [
+        r.account_id,
+        r.type,
+        r.version,
+        r.data,
+        r.created_at,
+        channel,
+        ...reads.map(() => r.account_id),
+      ],
     );
-    return Number(rows[0].id);
+    return { id: Number(found!.id), reads: reads.map((_, i) => found![`read_${i}`]) };
   },
 
   /**

@@ -30,8 +30,16 @@ export interface EventListQuery {
   cursor?: string;
 }
 
-/** Runs in the recording transaction (the webhook fan-out): it commits or rolls back with it. */
-export type RecordHook = (tx: Tx, event: Event) => Promise<void>;
+/**
+ * Runs in the recording transaction (the webhook fan-out): it commits or rolls back with it.
+ * `read` is the value of the hook's RecordRead when it travelled with the insert (PostgreSQL).
+ */
+export type RecordHook = (tx: Tx, event: Event, read?: unknown) => Promise<void>;
+/**
+ * PostgreSQL: a read the hook needs, sent in the event's INSERT statement (one round trip fewer):
+ * a scalar subquery of the account id (`?`), or null when the event needs none.
+ */
+export type RecordRead = (event: Pick<Event, 'accountId' | 'type' | 'version'>) => string | null;
 /** The same for several events recorded at once (recordMany), in recording order. */
 export type RecordManyHook = (tx: Tx, events: Event[]) => Promise<void>;
 
@@ -55,7 +63,7 @@ export function instantParam(
 }
 
 export class EventsService implements EventRecorder {
-  private readonly hooks: { one: RecordHook; many?: RecordManyHook }[] = [];
+  private readonly hooks: { one: RecordHook; many?: RecordManyHook; read?: RecordRead }[] = [];
   private readonly notifier: EventNotifier;
   private readonly db: Db;
   private readonly clock: Clock;
@@ -72,10 +80,11 @@ export class EventsService implements EventRecorder {
 
   /**
    * Adds work to every recording transaction (webhook deliveries); `many`, when given, does it
-   * for events recorded together (recordMany), else `one` runs for each.
+   * for events recorded together (recordMany), else `one` runs for each. `read`, when given, is
+   * sent with record()'s insert on PostgreSQL and its value handed to `one`.
    */
-  onRecord(one: RecordHook, many?: RecordManyHook): void {
-    this.hooks.push({ one, many });
+  onRecord(one: RecordHook, many?: RecordManyHook, read?: RecordRead): void {
+    this.hooks.push({ one, many, read });
   }
 
   /**
@@ -87,10 +96,21 @@ export class EventsService implements EventRecorder {
     const version = this.checked(e);
     const createdAt = this.clock.now().toISOString();
     const row = { accountId: e.accountId, type: e.type, version, data: e.data, createdAt };
-    // PostgreSQL: the NOTIFY travels with the insert (one round trip); SQLite announces on commit.
-    const id = isPostgres(tx)
-      ? await repo.insertNotifying({ tx }, row, this.notifier.channel)
-      : await repo.insert({ tx }, row);
+    // PostgreSQL: the NOTIFY and the hooks' reads travel with the insert (one round trip);
+    // SQLite announces on commit and its hooks read for themselves.
+    let id: number;
+    const reads: unknown[] = [];
+    if (isPostgres(tx)) {
+      const sql = this.hooks.map((h) => h.read?.(row) ?? null);
+      const r = await repo.insertNotifying(
+        { tx },
+        row,
+        this.notifier.channel,
+        sql.filter((q) => q !== null),
+      );
+      id = r.id;
+      for (const q of sql) reads.push(q === null ? undefined : r.reads.shift());
+    } else id = await repo.insert({ tx }, row);
     const event: Event = {
       id,
       accountId: e.accountId,
@@ -100,7 +120,7 @@ export class EventsService implements EventRecorder {
       createdAt,
     };
     if (!isPostgres(tx)) await this.notifier.recorded({ tx }, e.accountId, id);
-    for (const hook of this.hooks) await hook.one(tx, event);
+    for (const [i, hook] of this.hooks.entries()) await hook.one(tx, event, reads[i]);
     return event;
   }
 

@@ -300,6 +300,28 @@ export const usersRepo = {
     return (await usersRepo.get({ tx }, user.accountId, id))!;
   },
 
+  /**
+   * PostgreSQL: inserts the student unless the account has one with that email, in one statement
+   * (`ON CONFLICT ... DO NOTHING` on the unique index): null when it has. No unique violation, so
+   * the caller's transaction stays usable (an idempotent 409 is recorded beside it).
+   */
+  async createUnlessEmailTaken(
+    { tx }: { tx: Tx },
+    user: NewUser,
+    now: string,
+  ): Promise<User | null> {
+    const row = newUserRow(user, now);
+    const columns = Object.keys(row).sort();
+    // The text depends only on the columns (always the same): a named statement, planned once.
+    const r = await firstRow(
+      { tx },
+      `INSERT INTO users (${columns.join(', ')}) VALUES (${columns.map(() => '?').join(', ')}) ` +
+        'ON CONFLICT (account_id, email_lower) DO NOTHING RETURNING *',
+      columns.map((c) => row[c]),
+    );
+    return r ? map(r) : null;
+  },
+
   // ---- PostgreSQL, set-based (a chunk of users.upsert): one statement for many students ----
 
   /** The account's students with these emails, locked until the transaction ends (id order). */

@@ -191,15 +191,19 @@ export class UsersService {
     const now = this.clock.now().toISOString();
     const emailLower = input.email.toLowerCase();
     return inTransaction(this.db, opts.tx, async (tx) => {
-      if (await repo.findByEmail({ tx }, accountId, emailLower)) throw duplicateEmail();
-      let created: User;
-      try {
-        created = await repo.create({ tx }, newUser(accountId, input, document, now), now);
-      } catch (err) {
-        // A concurrent create won the race; nothing else may run in an aborted PG transaction.
-        if (isUniqueViolation(err)) throw duplicateEmail();
-        throw err;
+      const row = newUser(accountId, input, document, now);
+      let created: User | null;
+      if (isPostgres(tx)) {
+        // The check and the insert in one round trip: a concurrent create of the email waits on
+        // the unique index and, once that commits, inserts nothing here (the same 409), without
+        // the unique violation that would abort the caller's transaction.
+        created = await repo.createUnlessEmailTaken({ tx }, row, now);
+      } else {
+        // SQLite: its one writer holds the lock, so the read then the insert cannot race.
+        const taken = await repo.findByEmail({ tx }, accountId, emailLower);
+        created = taken ? null : await repo.create({ tx }, row, now);
       }
+      if (!created) throw duplicateEmail();
       await this.events.record(
         { tx },
         {

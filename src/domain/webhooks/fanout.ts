@@ -8,7 +8,7 @@ import type { JobEngine } from '../../jobs/types.ts';
 import type { EventCatalog } from '../events/catalog.ts';
 import type { Event } from '../events/types.ts';
 import { deliveriesRepo as repo } from './deliveries-repo.ts';
-import { endpointsRepo } from './repo.ts';
+import { endpointsRepo, type Endpoint } from './repo.ts';
 import { DELIVER_TASK, WINDOW_MS } from './schedule.ts';
 
 export class WebhookFanOut {
@@ -28,23 +28,43 @@ export class WebhookFanOut {
     return this.clock.now().toISOString();
   }
 
-  /** In the recording transaction: one delivery and one job per matching endpoint. */
-  async fanOut({ tx }: { tx: Tx }, event: Event): Promise<void> {
-    await this.fanOutMany({ tx }, [event]);
+  private isPublic(type: string): boolean {
+    return this.catalog.currentOf(type)?.visibility === 'public';
+  }
+
+  /**
+   * PostgreSQL: the read fanOut needs, sent with the event's insert (EventsService.onRecord): the
+   * account's enabled endpoints as they are when the insert runs, as a read right after it
+   * would see them (both before the commit). None for an event no endpoint receives.
+   */
+  endpointsRead(event: { type: string }): string | null {
+    return this.isPublic(event.type) ? endpointsRepo.ENABLED_JSON : null;
+  }
+
+  /**
+   * In the recording transaction: one delivery and one job per matching endpoint. `read`: the
+   * value of endpointsRead's subquery, when it travelled with the insert.
+   */
+  async fanOut({ tx }: { tx: Tx }, event: Event, read?: unknown): Promise<void> {
+    const known = read === undefined ? undefined : endpointsRepo.fromJson(read);
+    await this.fanOutMany({ tx }, [event], known);
   }
 
   /**
    * Events recorded together (EventsService.recordMany, one account's): their deliveries in one
    * multi-row insert, and one job per endpoint and transaction, as for events recorded one by one
-   * in one transaction.
+   * in one transaction. `known`: the enabled endpoints of the events' one account, already read.
    */
-  async fanOutMany({ tx }: { tx: Tx }, events: Event[]): Promise<void> {
-    const visible = events.filter((e) => this.catalog.currentOf(e.type)?.visibility === 'public');
+  async fanOutMany({ tx }: { tx: Tx }, events: Event[], known?: Endpoint[]): Promise<void> {
+    const visible = events.filter((e) => this.isPublic(e.type));
     for (const accountId of new Set(visible.map((e) => e.accountId))) {
-      // SQLite: the cheap check (a cached read) spares most events the endpoints' rows. PostgreSQL:
-      // every statement is a round trip, so the rows are read at once (none: nothing to do).
-      if (!isPostgres(tx) && !(await endpointsRepo.anyEnabled({ tx }, accountId))) continue;
-      const endpoints = await endpointsRepo.enabled({ tx }, accountId);
+      let endpoints = known;
+      if (!endpoints) {
+        // SQLite: the cheap check (a cached read) spares most events the endpoints' rows.
+        // PostgreSQL: every statement is a round trip, so the rows are read at once.
+        if (!isPostgres(tx) && !(await endpointsRepo.anyEnabled({ tx }, accountId))) continue;
+        endpoints = await endpointsRepo.enabled({ tx }, accountId);
+      }
       if (endpoints.length === 0) continue;
       const now = this.clock.now();
       const rows: Record<string, unknown>[] = [];
