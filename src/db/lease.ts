@@ -7,8 +7,9 @@
 // statement, at most `perGroup` held per group (an endpoint's attempts under way): on PostgreSQL
 // the candidates are locked with FOR UPDATE SKIP LOCKED and each group's count is taken under a
 // transaction-level advisory lock of that group, so two instances never both see a free slot
-// (a caller that must not skip a group waits for that lock first: lockGroup); SQLite runs write
-// transactions one at a time. Times are ISO strings from the injectable clock.
+// (a caller that must not skip a group waits for that lock first: lockGroup; one that holds it
+// claims its group in a single statement: `lockedGroup`); SQLite runs write transactions one at
+// a time. Times are ISO strings from the injectable clock.
 import type { Knex } from 'knex';
 import { isPostgres, type Db, type Tx } from './engine.ts';
 import { whileAway } from './pg-errors.ts';
