@@ -1,6 +1,7 @@
 // The guards of an attempt's outcome, written without reading the delivery first
 // (deliveriesRepo.recordOutcomes): an outcome whose lease was taken over while it was sending
-// writes nothing, and a replay asked while the attempt was sending is kept and sent after it.
+// writes nothing, and a replay asked while the attempt was sending is kept and sent after it; an
+// answer that PostgreSQL's text would refuse is still recorded.
 import { suite } from 'uvu';
 import * as assert from 'uvu/assert';
 import { LEASE_MS } from '../../src/domain/webhooks/schedule.ts';
@@ -109,6 +110,20 @@ t('a replay asked while the attempt was sending is kept, and sent after it', asy
   } finally {
     await b.api('DELETE', `${W}/${h.id}`);
     await h.rcv.close();
+  }
+});
+
+t('an answer with a NUL byte is recorded (PostgreSQL text refuses NUL)', async ({ b }) => {
+  const rcv = await startReceiver(() => ({ status: 200, body: 'ok\u0000done' }));
+  const { id } = await createWebhook(b, rcv.url, { event_types: ['user.created'] });
+  try {
+    await createUser(b);
+    const [d] = await settle(b, id, (l) => l[0]?.status === 'delivered');
+    assert.is(d.last_attempt.response_excerpt, 'ok\uFFFDdone');
+    assert.is(rcv.received.length, 1);
+  } finally {
+    await b.api('DELETE', `${W}/${id}`);
+    await rcv.close();
   }
 });
 
