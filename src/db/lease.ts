@@ -7,8 +7,9 @@
 // statement, at most `perGroup` held per group (an endpoint's attempts under way): on PostgreSQL
 // the candidates are locked with FOR UPDATE SKIP LOCKED and each group's count is taken under a
 // transaction-level advisory lock of that group, so two instances never both see a free slot
-// (a caller that must not skip a group waits for that lock first: lockGroup); SQLite runs write
-// transactions one at a time. Times are ISO strings from the injectable clock.
+// (a caller that must not skip a group waits for that lock first: lockGroup; one that holds it
+// claims its group in a single statement: `lockedGroup`); SQLite runs write transactions one at
+// a time. Times are ISO strings from the injectable clock.
 import type { Knex } from 'knex';
 import { isPostgres, type Db, type Tx } from './engine.ts';
 import { whileAway } from './pg-errors.ts';
@@ -173,11 +174,12 @@ export class Lease {
   ): Promise<Record<string, any>[]> {
     const { table, id: key, owner: o, until } = this.c;
     const pg = isPostgres(tx);
+    if (pg && opts.lockedGroup !== undefined) return this.claimGroupPg({ tx }, h, opts);
     let columns = (opts.columns ?? [key, opts.group]).join(', ');
     const order = [opts.orderBy].flat().join(', ');
     // The caller holds the group's lock since an earlier statement, so this statement's snapshot
     // already has what the previous holder committed: the held count is read here, not after.
-    const locked = opts.locked === true;
+    const locked = opts.locked === true || opts.lockedGroup !== undefined;
     if (locked)
       columns +=
         `, (SELECT COUNT(*) FROM ${table} h WHERE h.${opts.group} = ${table}.${opts.group} ` +
@@ -214,8 +216,20 @@ export class Lease {
       picked.push(r);
     }
     if (picked.length === 0) return [];
-    // Every SET expression sees the row as it was: the takeover is counted against the holder
-    // being replaced.
+    const { sql: sets, values } = this.claimSets(h, opts);
+    await execute({ tx }, `UPDATE ${table} SET ${sets} WHERE ${key} IN (${marks(picked.length)})`, [
+      ...values,
+      ...picked.map((r) => r[key]),
+    ]);
+    return picked;
+  }
+
+  /**
+   * A claim's SET list: `set`, the takeover count, the holder. Every SET expression sees the row
+   * as it was: the takeover is counted against the holder being replaced.
+   */
+  private claimSets(h: Holder, opts: BatchOptions): { sql: string; values: unknown[] } {
+    const { owner: o, until } = this.c;
     const sets: string[] = [];
     const values: unknown[] = [];
     for (const [column, value] of Object.entries(opts.set ?? {})) {
@@ -232,12 +246,47 @@ export class Lease {
     }
     sets.push(`${o} = ?`, `${until} = ?`);
     values.push(h.owner, h.until);
-    await execute(
-      { tx },
-      `UPDATE ${table} SET ${sets.join(', ')} WHERE ${key} IN (${marks(picked.length)})`,
-      [...values, ...picked.map((r) => r[key])],
-    );
-    return picked;
+    return { sql: sets.join(', '), values };
+  }
+
+  /**
+   * claimBatchRows of one group whose lock the caller holds, PostgreSQL: one statement. The
+   * candidates are limited to the group's free slots, counted in the same statement (its
+   * snapshot is younger than the lock, taken by an earlier statement: it has what the previous
+   * holder committed), locked (SKIP LOCKED), claimed, and returned as they were, in order.
+   */
+  private async claimGroupPg(
+    { tx }: { tx: Tx },
+    h: Holder,
+    opts: BatchOptions,
+  ): Promise<Record<string, any>[]> {
+    const { table, id: key, owner: o, until } = this.c;
+    const order = [opts.orderBy].flat();
+    const columns = [...(opts.columns ?? [key, opts.group])];
+    // The outer SELECT orders by them and matches the claimed keys.
+    if (!columns.includes('*'))
+      for (const c of [key, ...order]) if (!columns.includes(c)) columns.push(c);
+    const sets = this.claimSets(h, opts);
+    const sql =
+      `WITH c AS (SELECT ${columns.join(', ')} FROM ${table} ` +
+      `WHERE (${o} IS NULL OR (${until} < ? AND ${o} <> ?)) ` +
+      (opts.where ? `AND (${opts.where.sql}) ` : '') +
+      `ORDER BY ${order.join(', ')} LIMIT GREATEST(0, LEAST(?::int, ?::int - ` +
+      `(SELECT COUNT(*) FROM ${table} h WHERE h.${opts.group} = ? ` +
+      `AND h.${o} IS NOT NULL AND h.${until} >= ?))) FOR UPDATE SKIP LOCKED), ` +
+      `u AS (UPDATE ${table} SET ${sets.sql} WHERE ${key} IN (SELECT ${key} FROM c) ` +
+      `RETURNING ${key}) ` +
+      `SELECT c.* FROM c WHERE c.${key} IN (SELECT ${key} FROM u) ORDER BY ${order.join(', ')}`;
+    return allRows<Record<string, any>>({ tx }, sql, [
+      h.now,
+      h.owner,
+      ...(opts.where?.params ?? []),
+      opts.limit,
+      opts.perGroup,
+      opts.lockedGroup,
+      h.now,
+      ...sets.values,
+    ]);
   }
 }
 
@@ -279,6 +328,12 @@ export interface BatchOptions {
    * previous holder committed between the statement's snapshot and the lock.
    */
   locked?: boolean;
+  /**
+   * `locked`, for one group: `where` narrows the claim to this group, whose lock the caller
+   * holds. PostgreSQL counts, chooses and claims in one statement (claimGroupPg); SQLite as
+   * `locked`.
+   */
+  lockedGroup?: unknown;
 }
 
 /**

@@ -237,9 +237,10 @@ t(
   },
 );
 
-t(
-  'a locked claim counts its group in its candidates statement: the cap holds',
-  async ({ database }) => {
+/** A claim by a holder of the group's lock: `locked`, or `lockedGroup` (one statement on PostgreSQL). */
+const capHolds =
+  (variant: { locked: true } | { lockedGroup: number }) =>
+  async ({ database }: { database: TestDatabase }) => {
     const { db } = database;
     await reset(
       db,
@@ -254,7 +255,7 @@ t(
       limit: 10,
       orderBy: 'id',
       where: { sql: 'grp = ?', params: [7] },
-      locked: true,
+      ...variant,
     };
     // The lock, selected in the transaction's first statement (PostgreSQL; SQLite writes alone).
     const lockFirst = async (tx: Tx) => {
@@ -304,7 +305,62 @@ t(
     assert.equal(first, [2]);
     assert.equal(second, []);
     assert.equal(await db('lease_t').whereNotNull('holder').orderBy('id').pluck('id'), [1, 2]);
-  },
+  };
+
+t(
+  'a locked claim counts its group in its candidates statement: the cap holds',
+  capHolds({ locked: true }),
 );
+t('a claim of one locked group (lockedGroup): the cap holds', capHolds({ lockedGroup: 7 }));
+
+t('a claim of one locked group returns the rows as they were, in order', async ({ database }) => {
+  const { db } = database;
+  await reset(db, [...[5, 4, 3, 2, 1].map((id) => ({ id, grp: 7 })), { id: 6, grp: 8 }]);
+  await db('lease_t')
+    .where('id', 1)
+    .update({ holder: 'x', held_until: at(100) });
+  await db('lease_t')
+    .where('id', 4)
+    .update({ holder: 'y', held_until: at(5) });
+  await db('lease_t')
+    .where('id', 2)
+    .update({ holder: 'z', held_until: at(100) });
+  const rows = await transaction(db, (tx) =>
+    lease.claimBatchRows(
+      { tx },
+      { owner: 'p', now: at(10), until: at(40) },
+      {
+        group: 'grp',
+        perGroup: 4,
+        limit: 10,
+        orderBy: ['id'],
+        where: { sql: 'grp = ?', params: [7] },
+        lockedGroup: 7,
+        columns: ['id', 'holder'],
+        set: { note: 'claimed' },
+      },
+    ),
+  );
+  // Two held (1, 2) of four: the next two free or expired, 3 and 4 (y's lease ran out at 5).
+  assert.equal(
+    rows.map((r) => [Number(r.id), r.holder]),
+    [
+      [3, null],
+      [4, 'y'],
+    ],
+  );
+  const after = await db('lease_t').orderBy('id').select('id', 'holder', 'note', 'takeovers');
+  assert.equal(
+    after.map((r: any) => [r.id, r.holder, r.note, Number(r.takeovers)]),
+    [
+      [1, 'x', null, 0],
+      [2, 'z', null, 0],
+      [3, 'p', 'claimed', 0],
+      [4, 'p', 'claimed', 1],
+      [5, null, null, 0],
+      [6, null, null, 0],
+    ],
+  );
+});
 
 t.run();

@@ -7,14 +7,7 @@ import { Expression } from '../../db/lease.ts';
 import { bool, insertId } from '../../db/dialect.ts';
 import { eventsRepo } from '../events/repo.ts';
 import type { Event } from '../events/types.ts';
-import {
-  allRows,
-  execute,
-  firstRow,
-  insertMany,
-  updateRows,
-  updateSql,
-} from '../../db/statements.ts';
+import { allRows, execute, firstRow, updateSql } from '../../db/statements.ts';
 
 export const DELIVERY_STATUSES = [
   'pending',
@@ -62,15 +55,6 @@ export interface Attempt {
   transportError: string | null;
 }
 
-/** PostgreSQL types of the columns a set-based update writes (the rest are text). */
-const COLUMN_TYPES: Record<string, string> = {
-  attempts_count: 'int',
-  automatic_attempts: 'int',
-  replays_pending: 'int',
-  lease_takeovers: 'int',
-  waiting: 'boolean',
-};
-
 /**
  * A delivery (not held, its `due_at` passed) with an attempt due at `?` (now): a replay asked
  * for, or an automatic attempt of an open one (pending, failed; for a lease taken over, the
@@ -80,6 +64,75 @@ const DUE_SQL =
   "(replays_pending > 0 OR ((CASE WHEN status = 'in_progress' THEN " +
   "COALESCE(prior_status, 'failed') ELSE status END) IN ('pending', 'failed') " +
   'AND next_attempt_at <= ?))';
+
+/** An attempt's outcome as recordOutcomes writes it (the attempt row's fields, and the delivery's). */
+export interface OutcomeRow {
+  id: number;
+  /** The attempt's lease owner: nothing is written unless it still holds the delivery. */
+  owner: string;
+  /** The endpoint still sends: replays left pending stay (due now); otherwise they are dropped. */
+  live: boolean;
+  /** 1 for a replay attempt (one pending replay done), else 0. */
+  replay: number;
+  /** 1 for an automatic attempt (counted in `automatic_attempts`), else 0. */
+  automatic: number;
+  status: DeliveryStatus;
+  next_attempt_at: string | null;
+  /** The attempt's end when it delivered (kept only if the delivery had none), else null. */
+  delivered_at: string | null;
+  origin: AttemptOrigin;
+  http_status: number | null;
+  duration_ms: number;
+  started_at: string;
+  finished_at: string;
+  response_excerpt: string | null;
+  transport_error: string | null;
+}
+
+/** Replays left (of `pending`, the row's) once an attempt is recorded: `live`, `replay` the outcome's. */
+const LEFT = (pending: string, live: string, replay: string) =>
+  `CASE WHEN ${live} AND ${pending} > ${replay} THEN ${pending} - ${replay} ELSE 0 END`;
+
+/**
+ * One outcome, SQLite: `?` in order status, automatic, (live, replay, replay) twice around
+ * next_attempt_at, now, next_attempt_at, delivered_at, now, id, owner.
+ */
+const OUTCOME_SQLITE =
+  'UPDATE webhook_deliveries SET status = ?, attempts_count = attempts_count + 1, ' +
+  'automatic_attempts = automatic_attempts + ?, ' +
+  `replays_pending = ${LEFT('replays_pending', '?', '?')}, next_attempt_at = ?, ` +
+  `due_at = CASE WHEN ${LEFT('replays_pending', '?', '?')} > 0 THEN ? ELSE ? END, ` +
+  'delivered_at = COALESCE(delivered_at, ?), lease_owner = NULL, lease_until = NULL, ' +
+  'prior_status = NULL, updated_at = ? WHERE id = ? AND lease_owner = ? ' +
+  'RETURNING id, attempts_count, replays_pending';
+
+/**
+ * Every outcome, PostgreSQL, one statement: the deliveries updated where the lease is still the
+ * attempt's, and an attempt row for each delivery updated (numbered by its new count). `?`: the
+ * rows as JSON, now, now. The SET expressions see the row as it was.
+ */
+const OUTCOMES_PG =
+  'WITH v AS (SELECT * FROM json_to_recordset(?::json) AS v(id int, owner text, live boolean, ' +
+  'replay int, automatic int, status text, next_attempt_at text, delivered_at text, origin text, ' +
+  'http_status int, duration_ms int, started_at text, finished_at text, response_excerpt text, ' +
+  'transport_error text)), ' +
+  'u AS (UPDATE webhook_deliveries t SET status = v.status, ' +
+  'attempts_count = t.attempts_count + 1, ' +
+  'automatic_attempts = t.automatic_attempts + v.automatic, ' +
+  `replays_pending = ${LEFT('t.replays_pending', 'v.live', 'v.replay')}, ` +
+  'next_attempt_at = v.next_attempt_at, ' +
+  `due_at = CASE WHEN ${LEFT('t.replays_pending', 'v.live', 'v.replay')} > 0 ` +
+  'THEN ? ELSE v.next_attempt_at END, ' +
+  'delivered_at = COALESCE(t.delivered_at, v.delivered_at), lease_owner = NULL, ' +
+  'lease_until = NULL, prior_status = NULL, updated_at = ? ' +
+  'FROM v WHERE t.id = v.id AND t.lease_owner = v.owner ' +
+  'RETURNING t.id, t.attempts_count, t.replays_pending), ' +
+  'a AS (INSERT INTO webhook_attempts (delivery_id, number, origin, http_status, duration_ms, ' +
+  'started_at, finished_at, next_attempt_at, response_excerpt, transport_error) ' +
+  'SELECT u.id, u.attempts_count, v.origin, v.http_status, v.duration_ms, v.started_at, ' +
+  'v.finished_at, v.next_attempt_at, v.response_excerpt, v.transport_error ' +
+  'FROM u JOIN v ON v.id = u.id) ' +
+  'SELECT id, replays_pending FROM u';
 
 const num = (v: unknown) => (v === null || v === undefined ? null : Number(v));
 
@@ -167,33 +220,64 @@ export const deliveriesRepo = {
     return r ? map(r) : null;
   },
 
-  /** The deliveries with these ids (any order; those gone are missing). */
-  async getMany({ tx }: { tx: Tx }, ids: number[]): Promise<Delivery[]> {
-    // SQLite: cached prepared statements, one a row, cost less than one statement knex builds.
-    if (ids.length === 1 || !isPostgres(tx)) {
-      const out: Delivery[] = [];
-      for (const id of ids) {
-        const d = await deliveriesRepo.get({ tx }, id);
-        if (d) out.push(d);
-      }
-      return out;
-    }
-    const rows = await tx('webhook_deliveries').whereIn('id', ids);
-    return rows.map(map);
-  },
-
-  /** Each delivery with its own values of the same columns (one statement on PostgreSQL). */
-  updateEach(
+  /**
+   * Records attempts' outcomes, each only while its attempt still holds the delivery's lease (a
+   * lease taken over meanwhile: nothing written, neither the delivery nor the attempt). Written
+   * relative to the row, so what others change during an attempt is kept: `replays_pending` (a
+   * replay asked meanwhile) loses only the replay this attempt made, and `due_at` is now when one
+   * is left. Returns the deliveries written, with their replays still pending. PostgreSQL: one
+   * statement for them all (a data-modifying CTE); SQLite: an UPDATE ... RETURNING and an INSERT
+   * per outcome (prepared statements, one writer at a time).
+   */
+  async recordOutcomes(
     { tx }: { tx: Tx },
-    rows: { id: number; values: Record<string, unknown> }[],
-    owner?: (id: number) => string,
-  ): Promise<number> {
-    if (rows.length === 0) return Promise.resolve(0);
-    const columns = Object.keys(rows[0]!.values);
-    const types = Object.fromEntries(columns.map((c) => [c, COLUMN_TYPES[c] ?? 'text']));
-    if (!owner) return updateRows({ tx }, 'webhook_deliveries', types, rows);
-    const guarded = rows.map((r) => ({ ...r, guardValue: owner(r.id) }));
-    return updateRows({ tx }, 'webhook_deliveries', types, guarded, 'lease_owner');
+    rows: OutcomeRow[],
+    now: string,
+  ): Promise<{ id: number; replaysPending: number }[]> {
+    if (rows.length === 0) return [];
+    const out = (r: { id: unknown; replays_pending: unknown }) => ({
+      id: Number(r.id),
+      replaysPending: Number(r.replays_pending),
+    });
+    if (isPostgres(tx)) {
+      const written = await allRows<any>({ tx }, OUTCOMES_PG, [JSON.stringify(rows), now, now]);
+      return written.map(out);
+    }
+    const written: { id: number; replaysPending: number }[] = [];
+    for (const r of rows) {
+      const [w] = await allRows<any>({ tx }, OUTCOME_SQLITE, [
+        r.status,
+        r.automatic,
+        r.live,
+        r.replay,
+        r.replay,
+        r.next_attempt_at,
+        r.live,
+        r.replay,
+        r.replay,
+        now,
+        r.next_attempt_at,
+        r.delivered_at,
+        now,
+        r.id,
+        r.owner,
+      ]);
+      if (!w) continue;
+      await insertId({ tx }, 'webhook_attempts', {
+        delivery_id: r.id,
+        number: Number(w.attempts_count),
+        origin: r.origin,
+        http_status: r.http_status,
+        duration_ms: r.duration_ms,
+        started_at: r.started_at,
+        finished_at: r.finished_at,
+        next_attempt_at: r.next_attempt_at,
+        response_excerpt: r.response_excerpt,
+        transport_error: r.transport_error,
+      });
+      written.push(out(w));
+    }
+    return written;
   },
 
   async getOf({ tx }: { tx: Tx }, endpointId: number, id: number): Promise<Delivery | null> {
@@ -449,12 +533,6 @@ export const deliveriesRepo = {
 
   insertAttempt({ tx }: { tx: Tx }, row: Record<string, unknown>): Promise<number> {
     return insertId({ tx }, 'webhook_attempts', row);
-  },
-
-  /** Several attempts (rows of one shape) in one statement on PostgreSQL. */
-  async insertAttempts({ tx }: { tx: Tx }, rows: Record<string, unknown>[]): Promise<void> {
-    if (isPostgres(tx)) return insertMany({ tx }, 'webhook_attempts', rows);
-    for (const row of rows) await insertId({ tx }, 'webhook_attempts', row);
   },
 
   async attempt({ tx }: { tx: Tx }, deliveryId: number, number: number): Promise<Attempt | null> {

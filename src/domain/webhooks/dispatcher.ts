@@ -33,8 +33,8 @@ import { randomHex } from '../shared/ids.ts';
 import {
   deliveriesRepo as repo,
   type AttemptOrigin,
-  type Delivery,
   type DeliveryStatus,
+  type OutcomeRow,
 } from './deliveries-repo.ts';
 import { endpointsRepo } from './repo.ts';
 import type { SendResult, WebhookSender } from './sender.ts';
@@ -60,6 +60,13 @@ interface Claim {
   msgId: string;
   body: string;
   secrets: string[];
+  /**
+   * The delivery as claimed, for its outcome: only the lease's holder changes these while the
+   * lease lasts (the outcome is written only while it still holds it).
+   */
+  automaticAttempts: number;
+  nextAttemptAt: string | null;
+  createdAt: string;
 }
 
 /** What recording an attempt's outcome gives its slot: its next claim; `look`: claim again. */
@@ -245,9 +252,10 @@ export class WebhookDispatcher {
   /**
    * Claims up to `max` of the endpoint's due deliveries, oldest first, while it has free slots,
    * in the caller's transaction: one statement reads the endpoint with its secrets and waits for
-   * its lock (PostgreSQL), one reads the candidates with the endpoint's held count, one claims
-   * them (the lease primitive), one reads their events, whatever their number. An endpoint that
-   * no longer sends closes what is due there instead.
+   * its lock (PostgreSQL), one counts the endpoint's held deliveries, chooses and claims the
+   * candidates and reads their events (the lease primitive's `lockedGroup`; SQLite: a read and an
+   * update), whatever their number. An endpoint that no longer sends closes what is due there
+   * instead.
    */
   private async claim(
     { tx }: { tx: Tx },
@@ -281,7 +289,7 @@ export class WebhookDispatcher {
         columns: ['*', ...repo.eventColumns],
         // One endpoint: the first `max` due are the ones to claim.
         candidates: max,
-        locked: true,
+        lockedGroup: endpointId,
       },
     );
     if (rows.length === 0) return [];
@@ -306,9 +314,17 @@ export class WebhookDispatcher {
         msgId: `evt_${event.id}`,
         body: envelope(event),
         secrets,
+        automaticAttempts: d.automaticAttempts,
+        nextAttemptAt: d.nextAttemptAt,
+        createdAt: d.createdAt,
       });
     }
     return claims;
+  }
+
+  /** Whether the attempt still holds its delivery's lease (not taken over meanwhile). */
+  private async holds({ tx }: { tx: Tx }, claim: Claim): Promise<boolean> {
+    return (await repo.get({ tx }, claim.deliveryId))?.leaseOwner === claim.owner;
   }
 
   private async close({ tx }: { tx: Tx }, id: number, status: DeliveryStatus, now: string) {
@@ -450,6 +466,8 @@ export class WebhookDispatcher {
    * Records the attempts (of one endpoint), releasing their leases, and what follows from each
    * (a retry or a replay: a job). With `handOver`, their slots go to the endpoint's next due
    * deliveries, claimed here (`next`); `look` when a slot was left over (or not handed over).
+   * PostgreSQL, for any number of outcomes: BEGIN, the endpoint with its lock, the outcomes
+   * (deliveries and attempts), the claim, COMMIT; a job per retry or replay left.
    */
   private async finish(
     { tx }: { tx: Tx },
@@ -461,28 +479,19 @@ export class WebhookDispatcher {
     // endpoint take turns across instances), with the read that claim uses.
     const read = (await this.read({ tx }, endpointId, this.iso()))!;
     const { endpoint } = read;
-    const found = await repo.getMany(
-      { tx },
-      outcomes.map((o) => o.claim.deliveryId),
-    );
-    const deliveries = new Map(found.map((d) => [d.id, d]));
     const now = this.clock.now();
     const iso = now.toISOString();
     let live = endpoint.status === 'enabled' && !endpoint.deletedAt;
-    const attempts: Record<string, unknown>[] = [];
-    const updates: { id: number; values: Record<string, unknown> }[] = [];
-    const owners = new Map<number, string>();
-    const jobs: { more: boolean; next: string | null; id: number }[] = [];
+    // No read of the deliveries: what the outcome depends on comes with the claim (only the
+    // lease's holder changes it), and the write is guarded by the lease and relative to the row
+    // where others may write meanwhile (a replay asked: deliveriesRepo.recordOutcomes).
+    const rows: OutcomeRow[] = [];
     for (const { claim, result } of outcomes) {
-      const d = deliveries.get(claim.deliveryId);
-      // Our lease ran out and another attempt took the delivery over: it records the outcome.
-      if (!d || d.leaseOwner !== claim.owner) continue;
       const replay = claim.origin === 'replay';
-      const automaticAttempts = d.automaticAttempts + (replay ? 0 : 1);
-      const replaysPending = Math.max(0, d.replaysPending - (replay ? 1 : 0));
+      const automaticAttempts = claim.automaticAttempts + (replay ? 0 : 1);
       let status: DeliveryStatus;
       let next: string | null = null;
-      if (result.httpStatus === 410 && live) {
+      if (result.httpStatus === 410 && live && (await this.holds({ tx }, claim))) {
         // Gone: the receiver asks us to stop. The endpoint is disabled, its deliveries canceled.
         await endpointsRepo.update({ tx }, endpoint.id, {
           status: 'disabled',
@@ -498,51 +507,43 @@ export class WebhookDispatcher {
       else if (replay) {
         // A replay is one attempt; a failed one leaves the delivery as it was.
         status = claim.prior;
-        next = claim.prior === 'pending' || claim.prior === 'failed' ? d.nextAttemptAt : null;
+        next = claim.prior === 'pending' || claim.prior === 'failed' ? claim.nextAttemptAt : null;
       } else if (automaticAttempts <= RETRY_MS.length) {
         status = 'failed';
         const offset = RETRY_MS.slice(0, automaticAttempts).reduce((a, b) => a + b, 0);
-        next = new Date(Math.max(Date.parse(d.createdAt) + offset, now.getTime())).toISOString();
+        next = new Date(
+          Math.max(Date.parse(claim.createdAt) + offset, now.getTime()),
+        ).toISOString();
       } else status = 'dead';
-      const more = live && replaysPending > 0;
-      attempts.push({
-        delivery_id: d.id,
-        number: d.attemptsCount + 1,
+      rows.push({
+        id: claim.deliveryId,
+        owner: claim.owner,
+        live,
+        replay: replay ? 1 : 0,
+        automatic: replay ? 0 : 1,
+        status,
+        next_attempt_at: next,
+        delivered_at: status === 'delivered' ? result.finishedAt : null,
         origin: claim.origin,
         http_status: result.httpStatus,
         duration_ms: result.durationMs,
         started_at: result.startedAt,
         finished_at: result.finishedAt,
-        next_attempt_at: next,
         response_excerpt: result.responseExcerpt,
         transport_error: result.transportError,
       });
-      owners.set(d.id, claim.owner);
-      updates.push({
-        id: d.id,
-        values: {
-          status,
-          attempts_count: d.attemptsCount + 1,
-          automatic_attempts: automaticAttempts,
-          replays_pending: live ? replaysPending : 0,
-          next_attempt_at: next,
-          due_at: more ? iso : next,
-          delivered_at:
-            status === 'delivered' ? (d.deliveredAt ?? result.finishedAt) : d.deliveredAt,
-          lease_owner: null,
-          lease_until: null,
-          prior_status: null,
-          updated_at: iso,
-        },
-      });
-      if (more || (next && status === 'failed')) jobs.push({ more, next, id: d.id });
     }
-    await repo.insertAttempts({ tx }, attempts);
-    await repo.updateEach({ tx }, updates, (id) => owners.get(id)!);
-    for (const job of jobs) {
-      const payload = { delivery_id: job.id, endpoint_id: endpoint.id };
-      if (job.more) await this.jobs.enqueue({ tx }, DELIVER_TASK, payload);
-      else await this.jobs.enqueue({ tx }, DELIVER_TASK, payload, { runAt: new Date(job.next!) });
+    const byId = new Map(rows.map((r) => [r.id, r]));
+    // Only the deliveries whose lease was still the attempt's were written.
+    for (const { id, replaysPending } of await repo.recordOutcomes({ tx }, rows, iso)) {
+      const r = byId.get(id)!;
+      const payload = { delivery_id: id, endpoint_id: endpoint.id };
+      // A replay left (asked before or during this attempt): due now, a job for it.
+      if (r.live && replaysPending > 0) await this.jobs.enqueue({ tx }, DELIVER_TASK, payload);
+      else if (r.next_attempt_at && r.status === 'failed')
+        await this.jobs.enqueue({ tx }, DELIVER_TASK, payload, {
+          runAt: new Date(r.next_attempt_at),
+        });
     }
     // Stopping, or the endpoint no longer sends: nothing more is claimed here. (Stopping, what is
     // due stays due, for the other instances' finishing attempts and the next process's sweep.)

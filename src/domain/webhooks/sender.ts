@@ -55,9 +55,13 @@ export function maskSecrets(text: string): string {
   );
 }
 
-/** At most `EXCERPT_BYTES` of UTF-8, never ending in half a character. */
+/**
+ * At most `EXCERPT_BYTES` of UTF-8, never ending in half a character. A NUL becomes U+FFFD, as
+ * invalid UTF-8 does: PostgreSQL's text refuses it, and the outcome would never be recorded.
+ */
 export function excerpt(raw: Buffer): string {
-  const masked = Buffer.from(maskSecrets(raw.toString('utf8')), 'utf8');
+  const text = raw.toString('utf8').replaceAll('\0', '\uFFFD');
+  const masked = Buffer.from(maskSecrets(text), 'utf8');
   if (masked.length <= EXCERPT_BYTES) return masked.toString('utf8');
   return masked
     .subarray(0, EXCERPT_BYTES)
