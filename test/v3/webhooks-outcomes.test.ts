@@ -113,6 +113,64 @@ t('a replay asked while the attempt was sending is kept, and sent after it', asy
   }
 });
 
+// PostgreSQL: the replay's transaction reads the delivery `in_progress`, then the attempt's
+// outcome commits before the replay writes. Written from what it read, the replay was kept but
+// never due: no job, and nothing sent. (SQLite: one writer, the two cannot interleave.)
+if (process.env.TEST_DATABASE_URL)
+  t('a replay asked as the attempt finishes is still sent', async ({ b }) => {
+    const h = await held(b);
+    const db = b.app.services.db;
+    const trx = await db.transaction();
+    try {
+      await createUser(b);
+      await h.rcv.waitFor(1);
+      const [d] = await settle(b, h.id, (l) => l[0]?.status === 'in_progress');
+      // The outcome, written and not yet committed (the real one then finds its lease gone).
+      await trx('webhook_deliveries')
+        .where({ id: Number(d.id) })
+        .update({
+          status: 'delivered',
+          attempts_count: 1,
+          automatic_attempts: 1,
+          delivered_at: b.clock.now().toISOString(),
+          due_at: null,
+          lease_owner: null,
+          lease_until: null,
+          prior_status: null,
+        });
+      const res = await b.api('POST', `${W}/${h.id}/replays`, {
+        body: { event_ids: [d.event_id] },
+        key: newKey(),
+      });
+      assert.is(res.status, 202);
+      // The replay's write waits for the outcome's row lock; then the outcome commits.
+      for (const deadline = Date.now() + 30_000; ;) {
+        const waiting = await db.raw(
+          "SELECT count(*) AS n FROM pg_stat_activity WHERE datname = current_database() AND wait_event_type = 'Lock'",
+        );
+        if (Number(waiting.rows[0].n) > 0) break;
+        if (Date.now() > deadline) throw new Error('the replay never waited for the row');
+        await new Promise((r) => setTimeout(r, 10));
+      }
+      await trx.commit();
+      await waitFor(b, res.body.data.id);
+      const [after] = await settle(
+        b,
+        h.id,
+        (l) => l[0]?.attempts_count === 2 && l[0]?.last_attempt?.origin === 'replay',
+      );
+      assert.is(after.status, 'delivered');
+      assert.is(h.rcv.received.length, 2, 'the replay reached the receiver');
+      const r = await row(b, d.id);
+      assert.equal([Number(r.replays_pending), r.due_at], [0, null]);
+    } finally {
+      if (!trx.isCompleted()) await trx.rollback();
+      h.open();
+      await b.api('DELETE', `${W}/${h.id}`);
+      await h.rcv.close();
+    }
+  });
+
 t('an answer with a NUL byte is recorded (PostgreSQL text refuses NUL)', async ({ b }) => {
   const rcv = await startReceiver(() => ({ status: 200, body: 'ok\u0000done' }));
   const { id } = await createWebhook(b, rcv.url, { event_types: ['user.created'] });

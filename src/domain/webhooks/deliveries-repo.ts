@@ -313,6 +313,24 @@ export const deliveriesRepo = {
   },
 
   /** A prepared statement per set of columns (a handful of call sites). */
+  /**
+   * One more replay asked, relative to the row as it is when written (not as it was read): an
+   * attempt's outcome may commit in between and take the delivery out of `in_progress`. Due now
+   * unless an attempt is under way (it keeps its lease as due_at, and its outcome makes the
+   * delivery due again for the replay). The status the row had when written; null when it is
+   * gone.
+   */
+  async addReplay({ tx }: { tx: Tx }, id: number, now: string): Promise<string | null> {
+    const [r] = await allRows<{ status: string }>(
+      { tx },
+      'UPDATE webhook_deliveries SET replays_pending = replays_pending + 1, updated_at = ?, ' +
+        "due_at = CASE WHEN status = 'in_progress' THEN due_at ELSE ? END " +
+        'WHERE id = ? RETURNING status',
+      [now, now, id],
+    );
+    return r?.status ?? null;
+  },
+
   update(
     { tx }: { tx: Tx },
     id: number,

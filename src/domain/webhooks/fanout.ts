@@ -128,14 +128,11 @@ export class WebhookFanOut {
     const d = deliveryId === null ? null : await repo.get({ tx }, deliveryId);
     // Gone with its event (past the retention) since the replay was requested.
     if (!d || d.accountId !== accountId) throw new AppError('not_found');
-    const changes: Record<string, unknown> = {
-      replays_pending: d.replaysPending + 1,
-      updated_at: this.iso(),
-    };
-    // An attempt under way keeps its lease as due_at; it enqueues the replay when it finishes.
-    if (d.status !== 'in_progress') changes.due_at = this.iso();
-    await repo.update({ tx }, d.id, changes);
-    if (d.status !== 'in_progress')
+    // Judged on the row when written: an attempt under way (it enqueues the replay when its
+    // outcome is recorded) may have finished since the read above.
+    const status = await repo.addReplay({ tx }, d.id, this.iso());
+    if (status === null) throw new AppError('not_found');
+    if (status !== 'in_progress')
       await this.jobs.enqueue({ tx }, DELIVER_TASK, {
         delivery_id: d.id,
         endpoint_id: d.endpointId,
