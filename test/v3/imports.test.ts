@@ -257,6 +257,24 @@ t('a file without a mapped column fails the analysis; the import says why', asyn
   assert.is(patched.body.data.failure_reason, null);
 });
 
+t('a NUL in a cell: the analysis stores U+FFFD (PostgreSQL text refuses NUL)', async ({ b }) => {
+  await catalog(b, 'EXT-Z');
+  const csv =
+    'email,product_external_id,status\nzoe\u0000@example.com,EXT-Z,active\nyan@example.com,EXT\u0000Z,active\nxia@example.com,EXT-Z,active\n';
+  const imp = await createImport(b, csv);
+  const op = await analyse(b, imp.id);
+  assert.is(op.status, 'succeeded', JSON.stringify(op.error));
+  const rows = (await b.api('GET', `${I}/${imp.id}/rows`)).body.data;
+  assert.equal(
+    rows.map((r: any) => [r.email, r.product_external_id, r.status]),
+    [
+      ['zoe\uFFFD@example.com', 'EXT-Z', 'ready'],
+      ['yan@example.com', 'EXT\uFFFDZ', 'not_ready'],
+      ['xia@example.com', 'EXT-Z', 'ready'],
+    ],
+  );
+});
+
 t('imports off for the account: 409 feature_disabled', async ({ b }) => {
   const imp = await createImport(b, CSV, { mapping: MAPPING });
   await setFeatures({ tx: b.app.db }, b.accountId, { imports: false });

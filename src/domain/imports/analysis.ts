@@ -8,6 +8,7 @@ import type { Db, Tx } from '../../db/engine.ts';
 import { transaction } from '../../db/tx.ts';
 import { importsRepo as repo, type Import, type NewRow } from './repo.ts';
 import { deliveryIdByExternalId } from './deliveries.ts';
+import { withoutNul } from '../shared/text.ts';
 
 /** Rows per transaction: few commits, and the writer is free between them. */
 const CHUNK = 1000;
@@ -36,6 +37,8 @@ export async function analyse(db: Db, imp: Import, body: Readable): Promise<Impo
       skip_empty_lines: true,
       trim: true,
       relax_column_count: true,
+      // A cell's NUL would fail the chunk's insert on PostgreSQL (the whole analysis with it).
+      cast: (value: string) => withoutNul(value),
     }),
   );
   // A failing source (the store) fails the parser too, instead of leaving it waiting.

@@ -312,7 +312,6 @@ export const deliveriesRepo = {
     return q.select('*');
   },
 
-  /** A prepared statement per set of columns (a handful of call sites). */
   /**
    * One more replay asked, relative to the row as it is when written (not as it was read): an
    * attempt's outcome may commit in between and take the delivery out of `in_progress`. Due now
@@ -331,6 +330,7 @@ export const deliveriesRepo = {
     return r?.status ?? null;
   },
 
+  /** A prepared statement per set of columns (a handful of call sites). */
   update(
     { tx }: { tx: Tx },
     id: number,

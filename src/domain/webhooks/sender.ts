@@ -9,6 +9,7 @@ import https from 'node:https';
 import net from 'node:net';
 import type { Clock } from '../../clock.ts';
 import { hostOf, isPrivateAddress } from './targets.ts';
+import { withoutNul } from '../shared/text.ts';
 
 export const TIMEOUT_MS = 15_000;
 export const EXCERPT_BYTES = 1024;
@@ -56,11 +57,11 @@ export function maskSecrets(text: string): string {
 }
 
 /**
- * At most `EXCERPT_BYTES` of UTF-8, never ending in half a character. A NUL becomes U+FFFD, as
- * invalid UTF-8 does: PostgreSQL's text refuses it, and the outcome would never be recorded.
+ * At most `EXCERPT_BYTES` of UTF-8, never ending in half a character, without NUL (withoutNul:
+ * PostgreSQL's text refuses it, and the outcome would never be recorded).
  */
 export function excerpt(raw: Buffer): string {
-  const text = raw.toString('utf8').replaceAll('\0', '\uFFFD');
+  const text = withoutNul(raw.toString('utf8'));
   const masked = Buffer.from(maskSecrets(text), 'utf8');
   if (masked.length <= EXCERPT_BYTES) return masked.toString('utf8');
   return masked
