@@ -125,12 +125,13 @@ async function grantChunk({ tx }: { tx: Tx }, accountId: number, chunk: ChunkRow
   );
   if (!made) return null;
   const madeBy = new Map(made.map((m) => [m.user.email.toLowerCase(), m]));
-  const plan = chunk.map(({ row, d, user }) => ({
-    row,
-    d,
-    ends: ending({ row, d, user }),
-    user: user ?? madeBy.get(lower(row))?.user ?? null,
-    created: !user && !ending({ row, d, user }),
+  const plan = chunk.map((c) => ({
+    row: c.row,
+    d: c.d,
+    ends: ending(c),
+    // A row that ends access never creates its student (none: nothing to end).
+    user: c.user ?? madeBy.get(lower(c.row))?.user ?? null,
+    created: !c.user && !ending(c),
   }));
   const granting = plan.filter((p) => !p.ends);
   const granted = await deps.enrollments.grantMany(
