@@ -1,20 +1,9 @@
-// CPU time of processes from Linux /proc, and of one PostgreSQL database's backends (the server
+// CPU time of one PostgreSQL database's backends, from Linux /proc (the server
 // runs on this machine): scripts/bench.ts shows the database's CPU apart from the rest of the
 // machine, which would otherwise count it as "other procs" and call every PostgreSQL phase
 // disturbed.
-import fs from 'node:fs';
 import pg from 'pg';
-
-/** A process's CPU (user + system) in ms; null when it is gone or /proc is not there. */
-export function pidCpuMs(pid: number): number | null {
-  try {
-    const stat = fs.readFileSync(`/proc/${pid}/stat`, 'utf8');
-    const f = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
-    return (Number(f[11]) + Number(f[12])) * 10; // utime, stime in jiffies (CLK_TCK 100)
-  } catch {
-    return null;
-  }
-}
+import { pidCpuMs } from '../scripts/proc-cpu.ts';
 
 /** CPU ms of each backend of the database, by pid, at one moment. */
 export type BackendSample = Map<number, number>;

@@ -88,7 +88,8 @@ import type { ChildStats } from '../bench/child-control.ts';
 import { benchPostgresUrl, createBenchSchema } from '../bench/pg-schema.ts';
 import { loadBaseline, regressionRows } from '../bench/baseline.ts';
 import { scriptNodeFlags } from '../bench/node-flags.ts';
-import { backendCpuMs, PgBackendCpu, pidCpuMs } from '../bench/pg-backends.ts';
+import { backendCpuMs, PgBackendCpu } from '../bench/pg-backends.ts';
+import { pidCpuMs } from './proc-cpu.ts';
 
 // ---------------------------------------------------------------------------------------------
 // Options
@@ -405,7 +406,7 @@ function procBusyMs(): { busy: number; steal: number } | null {
 function cpuSample(pids: number[]): CpuSample {
   const u = process.cpuUsage();
   const machine = procBusyMs();
-  const each = pids.map(pidCpuMs);
+  const each = pids.map((pid) => pidCpuMs(pid));
   return {
     wall: performance.now(),
     busy: machine?.busy ?? null,

@@ -20,6 +20,7 @@ import { spawn } from 'node:child_process';
 import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
+import { pidCpuMs } from './proc-cpu.ts';
 import { postgresProblem } from './test-preflight.ts';
 
 interface Tally {
@@ -86,19 +87,10 @@ function writeTimings(runs: FileRun[], save: boolean): void {
   fs.writeFileSync(committedTimings, JSON.stringify(sorted, null, 2) + '\n');
 }
 
-/**
- * CPU seconds (user + system) a process has used, with those of its children that have exited
- * (servers, CLIs, bash and npm of the docs' blocks): wall times mislead on a shared machine.
- * From /proc, so Linux only (undefined elsewhere); clock ticks are 100 a second there.
- */
+/** CPU seconds of the shard process and the children it reaped (servers, CLIs, bash, npm). */
 function cpuSeconds(pid: number | undefined): number | undefined {
-  try {
-    const stat = fs.readFileSync(`/proc/${pid}/stat`, 'utf8');
-    const f = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
-    return (Number(f[11]) + Number(f[12]) + Number(f[13]) + Number(f[14])) / 100;
-  } catch {
-    return undefined;
-  }
+  const ms = pidCpuMs(pid, { children: true });
+  return ms === null ? undefined : ms / 1000;
 }
 
 const escape = (s: string) => s.replace(/[.*+?^${}()|[\]\\]/g, '\\$&');
