@@ -13,7 +13,9 @@
 //   4b. the same four on PostgreSQL when one is configured (BENCH_DATABASE_URL): reference
 //                 GET/POST against bare Koa + @koa/router + `pg` (scripts/bench-reference-pg.ts,
 //                 a pool of BENCH_POOL_MAX connections) and the app with DATABASE_POOL_MAX the same,
-//                 each child in a fresh schema
+//                 each child in a fresh schema; and a durable-writes POST reference on PostgreSQL
+//                 (scripts/bench-reference-durable-pg.ts: the app's four rows in one transaction),
+//                 shown beside the target's bare insert, without a target of its own
 //   4c. two app instances on one PostgreSQL schema, GET and POST, half the connections each
 //                 (two autocannons: the round-robin), with the scale factor against one instance
 //   5. batch      POST /api/v3/operations/batches, a users.upsert of 1,000 items, polled every 5 ms
@@ -57,7 +59,8 @@
 //   BENCH_ONLY              comma-separated subset of: routing, webhooks, streams, v1pages, files, reference (= reference-get,
 //                           reference-post and reference-post-durable), reference-get, get, reference-post,
 //                           reference-post-durable, post, batch, jobs,
-//                           audit, imports, plans, grants, pg-reference (= pg-reference-get and pg-reference-post),
+//                           audit, imports, plans, grants, pg-reference (= pg-reference-get, pg-reference-post and
+//                           pg-reference-post-durable),
 //                           pg-get, pg-post, pg-get-2, pg-post-2 (two instances on one schema)
 //   BENCH_POOL_MAX          PostgreSQL connections of the app and of the pg reference (default 10)
 //   BENCH_DATABASE_URL      a postgres:// URL: the GET, POST, batch and jobs phases also run on PostgreSQL, each
@@ -120,6 +123,7 @@ const PHASES = [
   'pg-reference-get',
   'pg-get',
   'pg-reference-post',
+  'pg-reference-post-durable',
   'pg-post',
   'pg-get-2',
   'pg-post-2',
@@ -146,7 +150,8 @@ const ONLY = new Set<PhaseName>(
     .flatMap((name): PhaseName[] => {
       if (name === 'reference')
         return ['reference-get', 'reference-post', 'reference-post-durable'];
-      if (name === 'pg-reference') return ['pg-reference-get', 'pg-reference-post'];
+      if (name === 'pg-reference')
+        return ['pg-reference-get', 'pg-reference-post', 'pg-reference-post-durable'];
       if ((PHASES as readonly string[]).includes(name)) return [name as PhaseName];
       throw new Error(
         `BENCH_ONLY: unknown phase ${name} (phases: reference, ${PHASES.join(', ')})`,
@@ -689,8 +694,12 @@ async function inSchema<T>(
   }
 }
 
-async function startPgReference(profileName: string, pg: { url: string; schema: string }) {
-  return startChild<ReferenceInfo>('bench-reference-pg.ts', profileName, {
+async function startPgReference(
+  profileName: string,
+  pg: { url: string; schema: string },
+  script = 'bench-reference-pg.ts',
+) {
+  return startChild<ReferenceInfo>(script, profileName, {
     BENCH_REF_DATABASE_URL: pg.url,
     BENCH_REF_DATABASE_SCHEMA: pg.schema,
     BENCH_REF_POOL_MAX: String(POOL_MAX),
@@ -737,16 +746,23 @@ function pgGetPhase(kind: 'reference' | 'app'): Promise<PhaseResult> {
   });
 }
 
-function pgPostPhase(kind: 'reference' | 'app'): Promise<PhaseResult> {
+function pgPostPhase(kind: 'reference' | 'durable' | 'app'): Promise<PhaseResult> {
   return inSchema(async (pg) => {
     const server =
       kind === 'reference'
         ? await startPgReference('pg-reference-post', pg)
-        : await startApp('pg-app-post', { postgres: pg });
+        : kind === 'durable'
+          ? await startPgReference('pg-reference-post-durable', pg, 'bench-reference-durable-pg.ts')
+          : await startApp('pg-app-post', { postgres: pg });
     try {
       const { port } = server.info;
       const secret = kind === 'app' ? (server.info as AppInfo).secret : null;
-      const label = kind === 'app' ? 'PG app POST /users' : 'PG reference POST /users';
+      const label =
+        kind === 'app'
+          ? 'PG app POST /users'
+          : kind === 'durable'
+            ? 'PG reference POST /users, durable writes'
+            : 'PG reference POST /users';
       const route = kind === 'app' ? '/api/v3/users' : '/users';
       return await measure(
         label,
@@ -1605,6 +1621,18 @@ function report(
       TARGET_PG_POST_RATIO,
       `PG POST app/reference req/s @ ${POST_CONNECTIONS} connections, pool ${POOL_MAX} (median of rounds)`,
     ],
+    [
+      'pg-post',
+      'pg-reference-post-durable',
+      null,
+      `PG POST app/durable-writes reference req/s @ ${POST_CONNECTIONS} connections, pool ${POOL_MAX} (median of rounds; no target)`,
+    ],
+    [
+      'pg-reference-post-durable',
+      'pg-reference-post',
+      null,
+      `PG durable-writes reference/bare insert req/s (median of rounds): the ceiling of PG POST against the bare insert`,
+    ],
   ] as const) {
     const results = rounds.get(key);
     const refs = rounds.get(refKey);
@@ -1615,6 +1643,10 @@ function report(
     const valid = clean(results) && clean(refs);
     if (refKey === 'reference-post') {
       targets.push([name, fmt(ratio, 3) + spread, `(was >= ${goal})`, 'floor']);
+      continue;
+    }
+    if (goal === null) {
+      targets.push([name, fmt(ratio, 3) + spread, '', '']);
       continue;
     }
     if (key === 'get' && ratios.length < GET_MIN_ROUNDS) {
@@ -1766,6 +1798,7 @@ function regressions(rounds: Map<string, PhaseResult[]>, batches: Map<Engine, Ba
     ['POST app/durable-writes reference (SQLite)', ratio('post', 'reference-post-durable')],
     ['PG GET app/reference', ratio('pg-get', 'pg-reference-get')],
     ['PG POST app/reference', ratio('pg-post', 'pg-reference-post')],
+    ['PG POST app/durable-writes reference', ratio('pg-post', 'pg-reference-post-durable')],
     ['batch items/s per 1,000 reference GET/s (SQLite)', rate('sqlite')],
     ['batch items/s per 1,000 reference GET/s (PostgreSQL)', rate('postgres')],
   ]);
@@ -1808,6 +1841,8 @@ async function main(): Promise<void> {
       if (ONLY.has('pg-get')) add(rounds, 'pg-get', await pgGetPhase('app'));
       if (ONLY.has('pg-reference-post'))
         add(rounds, 'pg-reference-post', await pgPostPhase('reference'));
+      if (ONLY.has('pg-reference-post-durable'))
+        add(rounds, 'pg-reference-post-durable', await pgPostPhase('durable'));
       if (ONLY.has('pg-post')) add(rounds, 'pg-post', await pgPostPhase('app'));
       if (ONLY.has('pg-get-2')) add(rounds, 'pg-get-2', await pgTwoInstancesPhase('get'));
       if (ONLY.has('pg-post-2')) add(rounds, 'pg-post-2', await pgTwoInstancesPhase('post'));
