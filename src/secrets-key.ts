@@ -7,6 +7,7 @@ import crypto from 'node:crypto';
 import fs from 'node:fs';
 import path from 'node:path';
 import type { Config } from './config.ts';
+import { keyObject } from './domain/shared/keys.ts';
 
 export const SECRETS_KEY_FILE = 'secrets.key';
 
@@ -56,7 +57,7 @@ const VERSION = 'v1';
  */
 export function seal(key: Buffer, plaintext: string, context: string): string {
   const iv = crypto.randomBytes(12);
-  const cipher = crypto.createCipheriv('aes-256-gcm', key, iv);
+  const cipher = crypto.createCipheriv('aes-256-gcm', keyObject(key), iv);
   cipher.setAAD(Buffer.from(context));
   const body = Buffer.concat([cipher.update(plaintext, 'utf8'), cipher.final()]);
   const sealed = Buffer.concat([iv, cipher.getAuthTag(), body]).toString('base64url');
@@ -70,7 +71,7 @@ export function unseal(key: Buffer, sealed: string, context: string): string {
   const [version, data] = sealed.split('.');
   if (version !== VERSION || !data) throw new Error('unknown sealed value format');
   const raw = Buffer.from(data, 'base64url');
-  const decipher = crypto.createDecipheriv('aes-256-gcm', key, raw.subarray(0, 12));
+  const decipher = crypto.createDecipheriv('aes-256-gcm', keyObject(key), raw.subarray(0, 12));
   decipher.setAAD(Buffer.from(context));
   decipher.setAuthTag(raw.subarray(12, 28));
   return Buffer.concat([decipher.update(raw.subarray(28)), decipher.final()]).toString('utf8');

@@ -1,10 +1,11 @@
 // Opaque, HMAC-signed cursors carrying the list they belong to (its name and account), the sort, a
 // hash of the filters, the boundary row's sort key, the direction and the issue time. Altered, for
 // another list, account, sort or filters, or older than 24 h: invalid_cursor.
-import crypto from 'node:crypto';
+import crypto, { type KeyObject } from 'node:crypto';
 import { AppError } from '../errors.ts';
 import type { Clock } from '../clock.ts';
 import { DAY } from '../clock.ts';
+import { keyObject } from '../domain/shared/keys.ts';
 
 export interface CursorPayload {
   /** The list and account it pages through, e.g. `users:42`: never valid on another. */
@@ -16,10 +17,10 @@ export interface CursorPayload {
 }
 
 export class CursorCodec {
-  private readonly key: Buffer;
+  private readonly key: KeyObject;
   private readonly clock: Clock;
   constructor(key: Buffer, clock: Clock) {
-    this.key = key;
+    this.key = keyObject(key);
     this.clock = clock;
   }
 

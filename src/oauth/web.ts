@@ -3,6 +3,7 @@ import crypto from 'node:crypto';
 import type { Context } from 'koa';
 import { readBody } from '../http/body.ts';
 import { AppError } from '../errors.ts';
+import { keyObject } from '../domain/shared/keys.ts';
 
 export interface CookieNames {
   session: string;
@@ -41,7 +42,7 @@ export function clearCookie(ctx: Context, name: string, secure: boolean): void {
  * pre-session cookie on the sign-in form. Nothing to store, and useless to another browser.
  */
 export function csrfToken(key: Buffer, binding: string): string {
-  return crypto.createHmac('sha256', key).update(binding).digest('base64url');
+  return crypto.createHmac('sha256', keyObject(key)).update(binding).digest('base64url');
 }
 
 export function csrfValid(key: Buffer, binding: string | undefined, token: string | null): boolean {

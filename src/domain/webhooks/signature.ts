@@ -2,6 +2,7 @@
 // space-separated list of `v1,<base64 HMAC-SHA256 of "{id}.{timestamp}.{body}">`, one per active
 // secret, keyed with the secret's base64 part (after `whsec_`).
 import crypto from 'node:crypto';
+import { TextKeys } from '../shared/keys.ts';
 
 export const SECRET_PREFIX = 'whsec_';
 
@@ -10,8 +11,11 @@ export function newSigningSecret(): string {
   return SECRET_PREFIX + crypto.randomBytes(32).toString('base64');
 }
 
+/** Secrets in use, each decoded once (the same few sign every attempt of an endpoint). */
+const keys = new TextKeys((secret) => Buffer.from(secret.slice(SECRET_PREFIX.length), 'base64'));
+
 export function sign(secret: string, msgId: string, timestamp: number, body: string): string {
-  const key = Buffer.from(secret.slice(SECRET_PREFIX.length), 'base64');
+  const key = keys.get(secret);
   const mac = crypto.createHmac('sha256', key).update(`${msgId}.${timestamp}.${body}`);
   return `v1,${mac.digest('base64')}`;
 }

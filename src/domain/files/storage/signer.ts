@@ -1,12 +1,13 @@
 // Signed URLs of the local store: an HMAC over the method, the path and the expiry, so a URL works
 // for one action on one object until it expires, and a changed character anywhere refuses it.
-import crypto from 'node:crypto';
+import crypto, { type KeyObject } from 'node:crypto';
+import { keyObject } from '../../shared/keys.ts';
 
 export class UrlSigner {
-  private readonly key: Buffer;
+  private readonly key: KeyObject;
   private readonly baseUrl: string;
   constructor(key: Buffer, baseUrl: string) {
-    this.key = key;
+    this.key = keyObject(key);
     this.baseUrl = baseUrl;
   }
 
