@@ -1670,6 +1670,16 @@ function report(
       verdict(p99 < TARGET_P99_MS, clean(posts)),
     ]);
   }
+  const pgPosts = rounds.get('pg-post');
+  if (pgPosts) {
+    const p99 = medianOf(pgPosts.map((r) => r.load.latency.p99));
+    targets.push([
+      `PG POST p99 @ ${POST_CONNECTIONS} connections, pool ${POOL_MAX} (median)`,
+      `${fmt(p99, 1)} ms`,
+      `< ${TARGET_P99_MS} ms`,
+      verdict(p99 < TARGET_P99_MS, clean(pgPosts)),
+    ]);
+  }
   const sqliteBatches = batches.get('sqlite');
   if (sqliteBatches) {
     const ms = medianOf(sqliteBatches.map((r) => r.ms));
@@ -1697,7 +1707,7 @@ function report(
     // Closed loop: mean latency = connections / throughput (Little's law), so a p99 goal at a
     // fixed connection count is a throughput goal in disguise. Say which.
     const needs: string[] = [];
-    for (const key of ['reference-post', 'post'] as const) {
+    for (const key of ['reference-post', 'post', 'pg-reference-post', 'pg-post'] as const) {
       const p = phases.get(key);
       if (!p || !p.load.latency.avg) continue;
       const spread = p.load.latency.p99 / p.load.latency.avg;
