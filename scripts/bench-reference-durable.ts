@@ -10,13 +10,12 @@
 // Prints `BENCH_READY {"port"}`, then takes bench/child-control.ts's commands on stdin.
 import crypto from 'node:crypto';
 import fs from 'node:fs';
-import http from 'node:http';
 import os from 'node:os';
 import path from 'node:path';
 import Router from '@koa/router';
 import Database from 'better-sqlite3';
 import Koa from 'koa';
-import { serveControl } from '../bench/child-control.ts';
+import { serveReference, userPost } from '../bench/reference-server.ts';
 import { auditFilename, createDb } from '../src/db/knex.ts';
 import { migrate } from '../src/db/migrate.ts';
 
@@ -75,42 +74,16 @@ const create = db.transaction((name: string, email: string, key: string, raw: st
 
 const router = new Router();
 router.post('/users', async (ctx) => {
-  const chunks: Buffer[] = [];
-  for await (const chunk of ctx.req) chunks.push(chunk as Buffer);
-  const raw = Buffer.concat(chunks).toString('utf8');
-  let body: { name?: unknown; email?: unknown } | undefined;
-  try {
-    body = JSON.parse(raw);
-  } catch {
-    body = undefined;
-  }
-  const key = ctx.get('idempotency-key');
-  if (typeof body?.name !== 'string' || typeof body.email !== 'string' || !key) {
-    ctx.status = 400;
-    ctx.body = { error: { code: 'invalid_request' } };
-    return;
-  }
+  const post = await userPost(ctx, true);
+  if (!post) return;
   ctx.status = 201;
   ctx.type = 'application/json';
-  ctx.body = create(body.name, body.email, key, raw);
+  ctx.body = create(post.name, post.email, post.key, post.raw);
 });
 
 const koa = new Koa();
 koa.use(router.routes());
-const server = http.createServer(koa.callback());
-await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
-const { port } = server.address() as { port: number };
-process.stdout.write(`BENCH_READY ${JSON.stringify({ port, userId: 0 })}\n`);
-
-let stopping = false;
-function stop(): void {
-  if (stopping) return;
-  stopping = true;
-  server.close(() => {
-    db.close();
-    fs.rmSync(dir, { recursive: true, force: true });
-    process.exit(0);
-  });
-  server.closeAllConnections();
-}
-serveControl(stop);
+await serveReference(koa, 0, () => {
+  db.close();
+  fs.rmSync(dir, { recursive: true, force: true });
+});

@@ -7,11 +7,10 @@
 // Env: BENCH_REF_DATABASE_URL, BENCH_REF_DATABASE_SCHEMA (an empty schema the caller created and
 // drops), BENCH_REF_POOL_MAX. Prints `BENCH_READY {"port","userId"}`, then bench/child-control.ts.
 import crypto from 'node:crypto';
-import http from 'node:http';
 import Koa from 'koa';
 import Router from '@koa/router';
 import pg from 'pg';
-import { serveControl } from '../bench/child-control.ts';
+import { serveReference, userPost } from '../bench/reference-server.ts';
 
 const url = process.env.BENCH_REF_DATABASE_URL;
 const schema = process.env.BENCH_REF_DATABASE_SCHEMA;
@@ -62,16 +61,6 @@ const seeded = await pool.query(INSERT, [
 ]);
 const userId = Number(seeded.rows[0].id);
 
-async function readJson(req: http.IncomingMessage): Promise<unknown> {
-  const chunks: Buffer[] = [];
-  for await (const chunk of req) chunks.push(chunk as Buffer);
-  try {
-    return JSON.parse(Buffer.concat(chunks).toString('utf8'));
-  } catch {
-    return undefined;
-  }
-}
-
 const router = new Router();
 router.get('/users/:id', async (ctx) => {
   const { rows } = await pool.query({
@@ -87,12 +76,8 @@ router.get('/users/:id', async (ctx) => {
   ctx.body = rows[0];
 });
 router.post('/users', async (ctx) => {
-  const body = (await readJson(ctx.req)) as { name?: unknown; email?: unknown } | undefined;
-  if (typeof body?.name !== 'string' || typeof body.email !== 'string') {
-    ctx.status = 400;
-    ctx.body = { error: { code: 'invalid_request' } };
-    return;
-  }
+  const body = await userPost(ctx);
+  if (!body) return;
   const at = new Date().toISOString();
   const token = crypto.randomBytes(32).toString('base64url');
   const revision = crypto.randomBytes(16).toString('base64url');
@@ -107,18 +92,4 @@ router.post('/users', async (ctx) => {
 
 const koa = new Koa();
 koa.use(router.routes());
-const server = http.createServer(koa.callback());
-await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
-const { port } = server.address() as { port: number };
-process.stdout.write(`BENCH_READY ${JSON.stringify({ port, userId })}\n`);
-
-let stopping = false;
-function stop(): void {
-  if (stopping) return;
-  stopping = true;
-  server.close(() => {
-    void pool.end().finally(() => process.exit(0));
-  });
-  server.closeAllConnections();
-}
-serveControl(stop);
+await serveReference(koa, userId, () => pool.end());

@@ -10,11 +10,10 @@ import crypto from 'node:crypto';
 import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
-import http from 'node:http';
 import Koa from 'koa';
 import Router from '@koa/router';
 import Database from 'better-sqlite3';
-import { serveControl } from '../bench/child-control.ts';
+import { serveReference, userPost } from '../bench/reference-server.ts';
 
 const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'school-bench-ref-'));
 const db = new Database(path.join(dir, 'reference.db'));
@@ -61,16 +60,6 @@ const insert = db.prepare(
    RETURNING *`,
 );
 
-async function readJson(req: http.IncomingMessage): Promise<unknown> {
-  const chunks: Buffer[] = [];
-  for await (const chunk of req) chunks.push(chunk as Buffer);
-  try {
-    return JSON.parse(Buffer.concat(chunks).toString('utf8'));
-  } catch {
-    return undefined;
-  }
-}
-
 const router = new Router();
 router.get('/users/:id', (ctx) => {
   const row = byId.get(Number(ctx.params.id));
@@ -82,12 +71,8 @@ router.get('/users/:id', (ctx) => {
   ctx.body = row;
 });
 router.post('/users', async (ctx) => {
-  const body = (await readJson(ctx.req)) as { name?: unknown; email?: unknown } | undefined;
-  if (typeof body?.name !== 'string' || typeof body.email !== 'string') {
-    ctx.status = 400;
-    ctx.body = { error: { code: 'invalid_request' } };
-    return;
-  }
+  const body = await userPost(ctx);
+  if (!body) return;
   const at = new Date().toISOString();
   const token = crypto.randomBytes(32).toString('base64url');
   const revision = crypto.randomBytes(16).toString('base64url');
@@ -97,21 +82,7 @@ router.post('/users', async (ctx) => {
 
 const koa = new Koa();
 koa.use(router.routes());
-const server = http.createServer(koa.callback());
-await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
-const { port } = server.address() as { port: number };
-process.stdout.write(`BENCH_READY ${JSON.stringify({ port, userId })}\n`);
-
-let stopping = false;
-function stop(): void {
-  if (stopping) return;
-  stopping = true;
-  server.close(() => {
-    db.close();
-    fs.rmSync(dir, { recursive: true, force: true });
-    // A normal exit, so `node --cpu-prof` writes its profile.
-    process.exit(0);
-  });
-  server.closeAllConnections();
-}
-serveControl(stop);
+await serveReference(koa, userId, () => {
+  db.close();
+  fs.rmSync(dir, { recursive: true, force: true });
+});
