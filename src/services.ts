@@ -80,9 +80,9 @@ export async function createServices({ config, db, clock, logger, ...deps }: Ser
   );
   const webhookFanOut = new WebhookFanOut(clock, jobs, eventCatalog);
   events.onRecord(
-    (tx, event, read) => webhookFanOut.fanOut({ tx }, event, read),
-    (tx, list) => webhookFanOut.fanOutMany({ tx }, list),
-    (event) => webhookFanOut.endpointsRead(event),
+    (tx, event, rows) => webhookFanOut.fanOut({ tx }, event, rows),
+    (tx, list, rows) => webhookFanOut.fanOutMany({ tx }, list, rows),
+    (list) => webhookFanOut.deliveriesStep(list),
   );
   const users = new UsersService(db, clock, cursors, events);
   const tags = new TagsService(db, clock, cursors, events);

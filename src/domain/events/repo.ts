@@ -4,7 +4,7 @@ import type { CursorCodec } from '../../db/cursor.ts';
 import { isPostgres, type Tx } from '../../db/engine.ts';
 import { insertId } from '../../db/dialect.ts';
 import { firstRow, insertJson } from '../../db/statements.ts';
-import type { Event } from './types.ts';
+import type { Event, RecordStep } from './types.ts';
 
 /** An event as recorded, before it has an id. */
 export type NewEventRow = Omit<Event, 'id'>;
@@ -26,6 +26,17 @@ const map = (r: any): Event => ({
   data: JSON.parse(r.data),
   createdAt: r.created_at,
 });
+
+/** What the inserted events return to the hooks' steps, as the CTE `e`. */
+const RETURNED = 'id, account_id, type, version, created_at';
+/** Each step a CTE after `e`: `s0 AS (...), s1 AS (...)`. */
+const withSteps = (steps: RecordStep[]) => steps.map((s, i) => `, s${i} AS (${s.sql})`).join('');
+/** Each step's rows as one JSON array column (`step_<i>`). */
+const stepColumns = (steps: RecordStep[]) =>
+  steps
+    .map((_, i) => `, (SELECT coalesce(json_agg(s${i}), '[]'::json) FROM s${i}) AS step_${i}`)
+    .join('');
+const stepParams = (steps: RecordStep[]) => steps.flatMap((s) => s.params);
 
 export interface EventFilters {
   type?: string;
@@ -50,35 +61,53 @@ export const eventsRepo = {
 
   /**
    * PostgreSQL: the insert and its NOTIFY (`<account>:<event id>` on `channel`, delivered if the
-   * transaction commits) in one statement, one round trip instead of two; with the values of
-   * `reads` (the hooks' reads, see EventsService.onRecord) in the same round trip.
+   * transaction commits) in one statement, one round trip instead of two, with the hooks' `steps`
+   * (see EventsService.onRecord) as CTEs of the same statement; `rows`: each step's rows.
    */
   async insertNotifying(
     { tx }: { tx: Tx },
     e: NewEventRow,
     channel: string,
-    reads: string[] = [],
-  ): Promise<{ id: number; reads: unknown[] }> {
+    steps: RecordStep[] = [],
+  ): Promise<{ id: number; rows: unknown[][] }> {
     const r = row(e);
-    // Each read is a scalar subquery of the account id, run with the insert's snapshot.
-    const columns = reads.map((sql, i) => `, ${sql} AS read_${i}`).join('');
-    // A named statement (planned once per connection): the text varies only with the reads.
+    // A named statement (planned once per connection): the text varies only with the steps.
     const found = await firstRow<Record<string, unknown>>(
       { tx },
       'WITH e AS (INSERT INTO events (account_id, type, version, data, created_at) ' +
-        'VALUES (?, ?, ?, ?, ?) RETURNING id, account_id) ' +
-        `SELECT id, pg_notify(?, account_id || ':' || id)${columns} FROM e`,
-      [
-        r.account_id,
-        r.type,
-        r.version,
-        r.data,
-        r.created_at,
-        channel,
-        ...reads.map(() => r.account_id),
-      ],
+        `VALUES (?, ?, ?, ?, ?) RETURNING ${RETURNED})${withSteps(steps)} ` +
+        `SELECT id, pg_notify(?, account_id || ':' || id)${stepColumns(steps)} FROM e`,
+      [r.account_id, r.type, r.version, r.data, r.created_at, ...stepParams(steps), channel],
     );
-    return { id: Number(found!.id), reads: reads.map((_, i) => found![`read_${i}`]) };
+    return { id: Number(found!.id), rows: steps.map((_, i) => found![`step_${i}`] as unknown[]) };
+  },
+
+  /**
+   * PostgreSQL: insertMany, their NOTIFYs (in id order) and the hooks' `steps` in one statement.
+   * Returns the ids, ascending, in the rows' order (as insertMany), and each step's rows.
+   */
+  async insertManyNotifying(
+    { tx }: { tx: Tx },
+    events: NewEventRow[],
+    channel: string,
+    steps: RecordStep[] = [],
+  ): Promise<{ ids: number[]; rows: unknown[][] }> {
+    const found = await firstRow<Record<string, unknown>>(
+      { tx },
+      'WITH e AS (INSERT INTO events (account_id, type, version, data, created_at) ' +
+        'SELECT * FROM json_to_recordset(?::json) AS v(account_id int, type text, version text, ' +
+        `data text, created_at text) RETURNING ${RETURNED})${withSteps(steps)} ` +
+        // The sequence numbers the rows in the order they are listed.
+        "SELECT (SELECT json_agg(id ORDER BY id) FROM e) AS ids, (SELECT count(pg_notify(?, n.account_id || ':' || n.id)) " +
+        `FROM (SELECT account_id, id FROM e ORDER BY id) n) AS notified${stepColumns(steps)}`,
+      // Well-formed as it is (insertJson's replacer not needed): `data` is JSON text, in which
+      // JSON.stringify escapes a lone surrogate; type and version come from the catalog.
+      [JSON.stringify(events.map(row)), ...stepParams(steps), channel],
+    );
+    return {
+      ids: (found!.ids as unknown[]).map(Number),
+      rows: steps.map((_, i) => found![`step_${i}`] as unknown[]),
+    };
   },
 
   /**

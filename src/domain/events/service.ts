@@ -15,7 +15,7 @@ import type { Logger } from '../../log.ts';
 import { EventCatalog } from './catalog.ts';
 import { EventNotifier, type EventListener } from './notify.ts';
 import { eventsRepo as repo } from './repo.ts';
-import type { Event, EventRecorder, NewEvent } from './types.ts';
+import type { Event, EventRecorder, NewEvent, RecordStep } from './types.ts';
 
 export const EVENT_RETENTION_MS = 30 * DAY;
 /** Events deleted per transaction by the sweep: short transactions, even after a long pause. */
@@ -32,16 +32,19 @@ export interface EventListQuery {
 
 /**
  * Runs in the recording transaction (the webhook fan-out): it commits or rolls back with it.
- * `read` is the value of the hook's RecordRead when it travelled with the insert (PostgreSQL).
+ * `rows`: what the hook's step returned, when it travelled with the insert (PostgreSQL).
  */
-export type RecordHook = (tx: Tx, event: Event, read?: unknown) => Promise<void>;
+export type RecordHook = (tx: Tx, event: Event, rows?: unknown[]) => Promise<void>;
 /**
- * PostgreSQL: a read the hook needs, sent in the event's INSERT statement (one round trip fewer):
- * a scalar subquery of the account id (`?`), or null when the event needs none.
+ * PostgreSQL: the hook's work done by the events' INSERT statement itself (one round trip
+ * fewer), a CTE of it (RecordStep), or null when these events need none. `events`: the events
+ * about to be inserted, in recording order (one for record()).
  */
-export type RecordRead = (event: Pick<Event, 'accountId' | 'type' | 'version'>) => string | null;
+export type RecordPart = (
+  events: Pick<Event, 'accountId' | 'type' | 'version' | 'createdAt'>[],
+) => RecordStep | null;
 /** The same for several events recorded at once (recordMany), in recording order. */
-export type RecordManyHook = (tx: Tx, events: Event[]) => Promise<void>;
+export type RecordManyHook = (tx: Tx, events: Event[], rows?: unknown[]) => Promise<void>;
 
 /** An ISO instant normalized to UTC with milliseconds, so instants compare as strings. */
 export function instantParam(
@@ -63,7 +66,7 @@ export function instantParam(
 }
 
 export class EventsService implements EventRecorder {
-  private readonly hooks: { one: RecordHook; many?: RecordManyHook; read?: RecordRead }[] = [];
+  private readonly hooks: { one: RecordHook; many?: RecordManyHook; part?: RecordPart }[] = [];
   private readonly notifier: EventNotifier;
   private readonly db: Db;
   private readonly clock: Clock;
@@ -80,11 +83,17 @@ export class EventsService implements EventRecorder {
 
   /**
    * Adds work to every recording transaction (webhook deliveries); `many`, when given, does it
-   * for events recorded together (recordMany), else `one` runs for each. `read`, when given, is
-   * sent with record()'s insert on PostgreSQL and its value handed to `one`.
+   * for events recorded together (recordMany), else `one` runs for each. `part`, when given, is
+   * run by the events' INSERT on PostgreSQL and its rows handed to `one` or `many` (with no
+   * `many`, recordMany does not send it: `one` then runs without rows).
    */
-  onRecord(one: RecordHook, many?: RecordManyHook, read?: RecordRead): void {
-    this.hooks.push({ one, many, read });
+  onRecord(one: RecordHook, many?: RecordManyHook, part?: RecordPart): void {
+    this.hooks.push({ one, many, part });
+  }
+
+  /** The hooks' steps for these events (null where a hook has none), hook by hook. */
+  private steps(events: Parameters<RecordPart>[0], many: boolean): (RecordStep | null)[] {
+    return this.hooks.map((h) => (h.part && (!many || h.many) ? h.part(events) : null));
   }
 
   /**
@@ -96,20 +105,20 @@ export class EventsService implements EventRecorder {
     const version = this.checked(e);
     const createdAt = this.clock.now().toISOString();
     const row = { accountId: e.accountId, type: e.type, version, data: e.data, createdAt };
-    // PostgreSQL: the NOTIFY and the hooks' reads travel with the insert (one round trip);
-    // SQLite announces on commit and its hooks read for themselves.
+    // PostgreSQL: the NOTIFY and the hooks' steps travel with the insert (one round trip);
+    // SQLite announces on commit and its hooks do their own work.
     let id: number;
-    const reads: unknown[] = [];
+    const rows: (unknown[] | undefined)[] = [];
     if (isPostgres(tx)) {
-      const sql = this.hooks.map((h) => h.read?.(row) ?? null);
+      const steps = this.steps([row], false);
       const r = await repo.insertNotifying(
         { tx },
         row,
         this.notifier.channel,
-        sql.filter((q) => q !== null),
+        steps.filter((q) => q !== null),
       );
       id = r.id;
-      for (const q of sql) reads.push(q === null ? undefined : r.reads.shift());
+      for (const q of steps) rows.push(q === null ? undefined : r.rows.shift());
     } else id = await repo.insert({ tx }, row);
     const event: Event = {
       id,
@@ -120,7 +129,7 @@ export class EventsService implements EventRecorder {
       createdAt,
     };
     if (!isPostgres(tx)) await this.notifier.recorded({ tx }, e.accountId, id);
-    for (const [i, hook] of this.hooks.entries()) await hook.one(tx, event, reads[i]);
+    for (const [i, hook] of this.hooks.entries()) await hook.one(tx, event, rows[i]);
     return event;
   }
 
@@ -133,27 +142,31 @@ export class EventsService implements EventRecorder {
     if (list.length === 0) return [];
     const versions = list.map((e) => this.checked(e));
     const createdAt = this.clock.now().toISOString();
-    const ids = await repo.insertMany(
-      { tx },
-      list.map((e, i) => ({
-        accountId: e.accountId,
-        type: e.type,
-        version: versions[i]!,
-        data: e.data,
-        createdAt,
-      })),
-    );
-    const events: Event[] = list.map((e, i) => ({
-      id: ids[i]!,
+    const rows = list.map((e, i) => ({
       accountId: e.accountId,
       type: e.type,
       version: versions[i]!,
       data: e.data,
       createdAt,
     }));
-    await this.notifier.recordedMany({ tx }, events);
-    for (const hook of this.hooks) {
-      if (hook.many) await hook.many(tx, events);
+    // PostgreSQL: one statement inserts, notifies and runs the hooks' steps (as record()).
+    let ids: number[];
+    const stepRows: (unknown[] | undefined)[] = [];
+    if (isPostgres(tx)) {
+      const steps = this.steps(rows, true);
+      const r = await repo.insertManyNotifying(
+        { tx },
+        rows,
+        this.notifier.channel,
+        steps.filter((q) => q !== null),
+      );
+      ids = r.ids;
+      for (const q of steps) stepRows.push(q === null ? undefined : r.rows.shift());
+    } else ids = await repo.insertMany({ tx }, rows);
+    const events: Event[] = rows.map((r, i) => ({ id: ids[i]!, ...r }));
+    if (!isPostgres(tx)) await this.notifier.recordedMany({ tx }, events);
+    for (const [i, hook] of this.hooks.entries()) {
+      if (hook.many) await hook.many(tx, events, stepRows[i]);
       else for (const event of events) await hook.one(tx, event);
     }
     return events;

@@ -26,6 +26,18 @@ export function eventEnvelope(e: Event) {
   };
 }
 
+/**
+ * PostgreSQL: what a record hook adds to the statement that inserts events (EventsService.onRecord):
+ * `sql`, a CTE body (a SELECT, or an INSERT/UPDATE ... RETURNING) that reads the events being
+ * inserted as `e` (id, account_id, type, version, created_at), with `?` for `params`. It runs on
+ * the insert's snapshot: it sees what was committed when the statement started, and the new
+ * events only through `e`. Its rows come back to the hook as JSON objects.
+ */
+export interface RecordStep {
+  sql: string;
+  params: unknown[];
+}
+
 export interface NewEvent {
   accountId: number;
   type: string;

@@ -203,6 +203,31 @@ export const deliveriesRepo = {
     return insertId({ tx }, 'webhook_deliveries', row);
   },
 
+  /**
+   * PostgreSQL, a CTE of the statement that inserts events (`e`; fanout.ts deliveriesStep): for
+   * each event whose type is one of `?` (the public ones), a delivery to each enabled endpoint of
+   * its account whose `payload_version` is the event's and whose `event_types` (JSON text) holds
+   * `*` or the type; in event then endpoint order, the rows insertMany is given, due at `?` (now),
+   * `deadline_at` `?`. Returns each delivery's id and endpoint.
+   */
+  INSERT_FOR_EVENTS:
+    'INSERT INTO webhook_deliveries (account_id, endpoint_id, event_id, event_type, status, ' +
+    'next_attempt_at, due_at, deadline_at, created_at, updated_at) ' +
+    "SELECT e.account_id, w.id, e.id, e.type, 'pending', c.now, c.now, c.deadline, c.now, c.now " +
+    'FROM (SELECT ?::text[] AS types, ?::text AS now, ?::text AS deadline) c ' +
+    'JOIN e ON e.type = ANY(c.types) ' +
+    'JOIN webhook_endpoints w ON w.account_id = e.account_id ' +
+    "WHERE w.status = 'enabled' AND w.deleted_at IS NULL AND w.payload_version = e.version " +
+    'AND (w.event_types::jsonb @> \'["*"]\' OR w.event_types::jsonb @> jsonb_build_array(e.type)) ' +
+    'ORDER BY e.id, w.id RETURNING id, endpoint_id',
+
+  /** INSERT_FOR_EVENTS's rows (as JSON objects), in id order. */
+  fromStep(rows: unknown[]): { id: number; endpointId: number }[] {
+    return (rows as { id: unknown; endpoint_id: unknown }[])
+      .map((r) => ({ id: Number(r.id), endpointId: Number(r.endpoint_id) }))
+      .sort((a, b) => a.id - b.id);
+  },
+
   /** Inserts the rows; their ids in the same order (one statement on PostgreSQL). */
   async insertMany({ tx }: { tx: Tx }, rows: Record<string, unknown>[]): Promise<number[]> {
     if (rows.length <= 1 || !isPostgres(tx)) {

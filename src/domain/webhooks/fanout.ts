@@ -6,9 +6,9 @@ import { isPostgres, type Tx } from '../../db/engine.ts';
 import { AppError } from '../../errors.ts';
 import type { JobEngine } from '../../jobs/types.ts';
 import type { EventCatalog } from '../events/catalog.ts';
-import type { Event } from '../events/types.ts';
+import type { Event, RecordStep } from '../events/types.ts';
 import { deliveriesRepo as repo } from './deliveries-repo.ts';
-import { endpointsRepo, type Endpoint } from './repo.ts';
+import { endpointsRepo } from './repo.ts';
 import { DELIVER_TASK, WINDOW_MS } from './schedule.ts';
 
 export class WebhookFanOut {
@@ -33,48 +33,58 @@ export class WebhookFanOut {
   }
 
   /**
-   * PostgreSQL: the read fanOut needs, sent with the event's insert (EventsService.onRecord): the
-   * account's enabled endpoints as they are when the insert runs, as a read right after it
-   * would see them (both before the commit). None for an event no endpoint receives.
+   * PostgreSQL: the deliveries of events being recorded, inserted by the events' own statement
+   * (EventsService.onRecord's part, a CTE of it): for each event of a public type, one delivery
+   * per enabled endpoint of its account subscribed to its type in its version, due now, as
+   * fanOutMany writes them. The endpoints are read on the insert's snapshot, as a read right after
+   * it would see them (both before the commit). Its rows (delivery and endpoint ids) go to
+   * fanOut/fanOutMany, which enqueue the jobs. None when no event's type is public.
    */
-  endpointsRead(event: { type: string }): string | null {
-    return this.isPublic(event.type) ? endpointsRepo.ENABLED_JSON : null;
+  deliveriesStep(events: { type: string }[]): RecordStep | null {
+    const types = [...new Set(events.map((e) => e.type))].filter((t) => this.isPublic(t));
+    if (types.length === 0) return null;
+    const now = this.clock.now();
+    return {
+      sql: repo.INSERT_FOR_EVENTS,
+      params: [types, now.toISOString(), new Date(now.getTime() + WINDOW_MS).toISOString()],
+    };
   }
 
   /**
-   * In the recording transaction: one delivery and one job per matching endpoint. `read`: the
-   * value of endpointsRead's subquery, when it travelled with the insert.
+   * In the recording transaction: one delivery and one job per matching endpoint. `rows`: what
+   * deliveriesStep's insert returned, when it travelled with the event's (PostgreSQL).
    */
-  async fanOut({ tx }: { tx: Tx }, event: Event, read?: unknown): Promise<void> {
-    const known = read === undefined ? undefined : endpointsRepo.fromJson(read);
-    await this.fanOutMany({ tx }, [event], known);
+  async fanOut({ tx }: { tx: Tx }, event: Event, rows?: unknown[]): Promise<void> {
+    await this.fanOutMany({ tx }, [event], rows);
   }
 
   /**
-   * Events recorded together (EventsService.recordMany, one account's): their deliveries in one
-   * multi-row insert, and one job per endpoint and transaction, as for events recorded one by one
-   * in one transaction. `known`: the enabled endpoints of the events' one account, already read.
+   * Events recorded together (EventsService.recordMany): their deliveries in one multi-row
+   * insert, and one job per endpoint and transaction, as for events recorded one by one in one
+   * transaction. `rows`: the deliveries deliveriesStep inserted with the events (PostgreSQL).
    */
-  async fanOutMany({ tx }: { tx: Tx }, events: Event[], known?: Endpoint[]): Promise<void> {
+  async fanOutMany({ tx }: { tx: Tx }, events: Event[], rows?: unknown[]): Promise<void> {
+    if (rows) {
+      await this.wake({ tx }, repo.fromStep(rows));
+      return;
+    }
     const visible = events.filter((e) => this.isPublic(e.type));
     for (const accountId of new Set(visible.map((e) => e.accountId))) {
-      let endpoints = known;
-      if (!endpoints) {
-        // SQLite: the cheap check (a cached read) spares most events the endpoints' rows.
-        // PostgreSQL: every statement is a round trip, so the rows are read at once.
-        if (!isPostgres(tx) && !(await endpointsRepo.anyEnabled({ tx }, accountId))) continue;
-        endpoints = await endpointsRepo.enabled({ tx }, accountId);
-      }
+      // SQLite: the cheap check (a cached read) spares most events the endpoints' rows.
+      // PostgreSQL (only without the step's rows, which every recording sends today): every
+      // statement is a round trip, so the rows are read at once.
+      if (!isPostgres(tx) && !(await endpointsRepo.anyEnabled({ tx }, accountId))) continue;
+      const endpoints = await endpointsRepo.enabled({ tx }, accountId);
       if (endpoints.length === 0) continue;
       const now = this.clock.now();
-      const rows: Record<string, unknown>[] = [];
+      const fresh: Record<string, unknown>[] = [];
       for (const event of visible.filter((e) => e.accountId === accountId))
         for (const endpoint of endpoints)
           if (
             endpoint.payloadVersion === event.version &&
             (endpoint.eventTypes.includes('*') || endpoint.eventTypes.includes(event.type))
           )
-            rows.push({
+            fresh.push({
               account_id: event.accountId,
               endpoint_id: endpoint.id,
               event_id: event.id,
@@ -88,22 +98,30 @@ export class WebhookFanOut {
               created_at: now.toISOString(),
               updated_at: now.toISOString(),
             });
-      const ids = await repo.insertMany({ tx }, rows);
-      // One job per endpoint and transaction: it fills the endpoint's free slots with the
-      // deliveries due there, the others this transaction recorded too. (A savepoint has a handle of its own: a job rolled back with one is not
-      // counted here.)
-      let woken = this.woken.get(tx);
-      if (!woken) this.woken.set(tx, (woken = new Set()));
-      for (let i = 0; i < rows.length; i++) {
-        const endpointId = rows[i]!.endpoint_id as number;
-        if (woken.has(endpointId)) continue;
-        woken.add(endpointId);
-        // No run_at: on PostgreSQL the queue's clock is the database's.
-        await this.jobs.enqueue({ tx }, DELIVER_TASK, {
-          delivery_id: ids[i],
-          endpoint_id: endpointId,
-        });
-      }
+      const ids = await repo.insertMany({ tx }, fresh);
+      await this.wake(
+        { tx },
+        fresh.map((r, i) => ({ id: ids[i]!, endpointId: r.endpoint_id as number })),
+      );
+    }
+  }
+
+  /**
+   * One job per endpoint and transaction: it fills the endpoint's free slots with the deliveries
+   * due there, the others this transaction recorded too. `created`: in id order. (A savepoint
+   * has a handle of its own: a job rolled back with one is not counted here.)
+   */
+  private async wake({ tx }: { tx: Tx }, created: { id: number; endpointId: number }[]) {
+    let woken = this.woken.get(tx);
+    if (!woken) this.woken.set(tx, (woken = new Set()));
+    for (const d of created) {
+      if (woken.has(d.endpointId)) continue;
+      woken.add(d.endpointId);
+      // No run_at: on PostgreSQL the queue's clock is the database's.
+      await this.jobs.enqueue({ tx }, DELIVER_TASK, {
+        delivery_id: d.id,
+        endpoint_id: d.endpointId,
+      });
     }
   }
 

@@ -174,19 +174,6 @@ export const endpointsRepo = {
     return r !== undefined;
   },
 
-  /**
-   * PostgreSQL: enabled() as a scalar subquery of the account id (`?`) whose value is the rows as
-   * one JSON array, in id order, so it can travel in another statement (an event's INSERT).
-   */
-  ENABLED_JSON:
-    "(SELECT coalesce(json_agg(w ORDER BY w.id), '[]'::json) FROM webhook_endpoints w " +
-    "WHERE w.account_id = ? AND w.status = 'enabled' AND w.deleted_at IS NULL)",
-
-  /** The rows ENABLED_JSON returned (the driver has parsed the JSON). */
-  fromJson(rows: unknown): Endpoint[] {
-    return (rows as any[]).map(map);
-  },
-
   async enabled({ tx }: { tx: Tx }, accountId: number): Promise<Endpoint[]> {
     const rows = await allRows(
       { tx },
