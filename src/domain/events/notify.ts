@@ -5,7 +5,7 @@
 // - PostgreSQL: the recording transaction sends NOTIFY (delivered only if it commits, to every
 //   instance), and each process keeps one LISTEN connection (`pg` is imported only then).
 import type pg from 'pg';
-import { isPostgres, type Db, type Tx } from '../../db/engine.ts';
+import { isPostgres, type Db } from '../../db/engine.ts';
 import { pgConnectionConfig } from '../../db/pg-connection.ts';
 import { onSqliteCommit } from '../../db/tx.ts';
 import type { Logger } from '../../log.ts';
@@ -44,28 +44,12 @@ export class EventNotifier {
     this.channel = eventsChannel(db);
   }
 
-  /** Called inside the recording transaction. */
-  async recorded({ tx }: { tx: Tx }, accountId: number, eventId: number): Promise<void> {
-    if (isPostgres(tx)) {
-      await tx.raw('select pg_notify(?, ?)', [this.channel, `${accountId}:${eventId}`]);
-    } else {
-      this.dirty = true;
-    }
-  }
-
-  /** recorded() for several events, in one statement on PostgreSQL. */
-  async recordedMany(
-    { tx }: { tx: Tx },
-    events: { accountId: number; id: number }[],
-  ): Promise<void> {
-    if (!isPostgres(tx)) {
-      this.dirty = true;
-      return;
-    }
-    await tx.raw('select pg_notify(?, p) from unnest(?::text[]) as p', [
-      this.channel,
-      events.map((e) => `${e.accountId}:${e.id}`),
-    ]);
+  /**
+   * SQLite, inside the recording transaction: events were recorded, announce them after the
+   * commit. (PostgreSQL's NOTIFY travels in the events' INSERT: eventsRepo.insertNotifying.)
+   */
+  recorded(): void {
+    this.dirty = true;
   }
 
   subscribe(listener: EventListener): () => void {

@@ -128,7 +128,7 @@ export class EventsService implements EventRecorder {
       data: e.data,
       createdAt,
     };
-    if (!isPostgres(tx)) await this.notifier.recorded({ tx }, e.accountId, id);
+    if (!isPostgres(tx)) this.notifier.recorded();
     for (const [i, hook] of this.hooks.entries()) await hook.one(tx, event, rows[i]);
     return event;
   }
@@ -164,7 +164,7 @@ export class EventsService implements EventRecorder {
       for (const q of steps) stepRows.push(q === null ? undefined : r.rows.shift());
     } else ids = await repo.insertMany({ tx }, rows);
     const events: Event[] = rows.map((r, i) => ({ id: ids[i]!, ...r }));
-    if (!isPostgres(tx)) await this.notifier.recordedMany({ tx }, events);
+    if (!isPostgres(tx)) this.notifier.recorded();
     for (const [i, hook] of this.hooks.entries()) {
       if (hook.many) await hook.many(tx, events, stepRows[i]);
       else for (const event of events) await hook.one(tx, event);
