@@ -16,7 +16,7 @@ const url = process.argv[2] ?? process.env.TEST_DATABASE_URL;
 if (!url) throw new Error('usage: bench/pg-statements.ts postgres://... [N]');
 const N = Number(process.argv[3] ?? 2000);
 const bench = await createBenchSchema(url);
-const db = createDb(url, { schema: bench.schema, poolMax: 1 });
+const db = createDb(url, { schema: bench.schema });
 await migrate(db);
 await db.destroy();
 const c = new pg.Client({ connectionString: url, options: `-c search_path=${bench.schema}` });
