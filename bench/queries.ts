@@ -10,6 +10,7 @@ import { createRequire } from 'node:module';
 import { createApp } from '../src/app.ts';
 import { loadConfig } from '../src/config.ts';
 import { createDb } from '../src/db/knex.ts';
+import { roundTrips } from '../src/db/pg-pipeline.ts';
 import { createBenchSchema } from './pg-schema.ts';
 
 // autocannon: CommonJS without bundled types (scripts/bench.ts types the part it uses).
@@ -62,9 +63,11 @@ for (const [method, path, body] of [
   ['POST', '/users', { name: 'Caio', email: 'caio@example.com' }],
 ] as [string, string, object?][]) {
   seen = [];
+  const trips = roundTrips();
   const { status } = await call(method, path, body);
   await new Promise((r) => setTimeout(r, 20));
-  console.log(`\n${method} ${path} -> ${status}: ${seen.length} statements`);
+  const sent = roundTrips() - trips;
+  console.log(`\n${method} ${path} -> ${status}: ${seen.length} statements, ${sent} round trips`);
   for (const s of seen) console.log('  ' + s);
 }
 
@@ -100,11 +103,16 @@ async function underLoad(method: 'GET' | 'POST', path: string, connections: numb
   };
   await autocannon({ ...options, duration: 1 });
   on = true;
+  const trips = roundTrips();
   const r = await autocannon({ ...options, duration: 5 });
   on = false;
   db.off('query', count);
   const total = r['2xx'];
-  console.log(`\n${method} ${path} under load (${connections} connections): ${total} answered`);
+  // BEGIN and COMMIT travel with a statement (src/db/pg-pipeline.ts): fewer trips than statements.
+  const perRequest = ((roundTrips() - trips) / total).toFixed(2);
+  console.log(
+    `\n${method} ${path} under load (${connections} connections): ${total} answered, ${perRequest} round trips each`,
+  );
   for (const [sql, k] of [...counts].sort((a, b) => b[1] - a[1]))
     console.log(`  ${(k / total).toFixed(3)} per request  ${sql}`);
 }

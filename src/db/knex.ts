@@ -4,6 +4,7 @@ import fs from 'node:fs';
 import path from 'node:path';
 import knexFactory, { type Knex } from 'knex';
 import { useSessionUrl } from './pg-connection.ts';
+import { foldTransactionEnds } from './pg-pipeline.ts';
 import { attachSideConnections, hasSideConnections, trackWrites } from './reader.ts';
 
 export { isPostgres, type Db, type Tx } from './engine.ts';
@@ -46,6 +47,8 @@ export function createDb(url: string, options: DbOptions = {}): Db {
         min: 0,
         max: options.poolMax ?? 10,
         afterCreate: (conn: any, done: (err: Error | null, conn: unknown) => void) => {
+          // BEGIN and COMMIT ride with a statement (src/db/pg-pipeline.ts), not behind a pooler.
+          if (!options.sessionUrl) foldTransactionEnds(conn);
           const sql = options.schema ? `SET search_path TO "${options.schema}"` : 'SELECT 1';
           conn.query(sql, (err: Error | null) => done(err, conn));
         },

@@ -27,6 +27,7 @@ import * as m023 from './migrations/023_auth_version_order.ts';
 import * as m025 from './migrations/025_lease_takeovers.ts';
 import * as m026 from './migrations/026_jobs_task_index.ts';
 import * as m028 from './migrations/028_webhook_claims.ts';
+import * as m032 from './migrations/032_idempotency_claim.ts';
 
 const migrations: Record<string, Knex.Migration> = {
   '001_foundation': m001,
@@ -54,6 +55,7 @@ const migrations: Record<string, Knex.Migration> = {
   '025_lease_takeovers': m025,
   '026_jobs_task_index': m026,
   '028_webhook_claims': m028,
+  '032_idempotency_claim': m032,
 };
 
 const source: Knex.MigrationSource<string> = {

@@ -231,12 +231,15 @@ export async function insertJson(
   types: Record<string, string>,
   rows: Record<string, unknown>[],
   tail = '',
+  /** A named statement (its text is fixed per call site): planned once per connection. */
+  options: { named?: boolean } = {},
 ): Promise<Record<string, unknown>[]> {
   const columns = Object.keys(types);
   const sql =
     `INSERT INTO ${table} (${columns.join(', ')}) ` +
     `SELECT * FROM json_to_recordset(?::json) AS v(${columns.map((c) => `${c} ${types[c]}`).join(', ')}) ${tail}`;
-  return (await tx.raw(sql, [JSON.stringify(rows, wellFormed)])).rows;
+  const params = [JSON.stringify(rows, wellFormed)];
+  return (await (options.named ? pgRaw({ tx }, sql, params) : tx.raw(sql, params))).rows;
 }
 
 type Unicode = { isWellFormed(): boolean; toWellFormed(): string };

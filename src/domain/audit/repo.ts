@@ -1,6 +1,7 @@
 import type { Db, Tx } from '../../db/knex.ts';
 import { purgeInIdOrder } from '../../db/purge.ts';
-import { insertMany } from '../../db/statements.ts';
+import { isPostgres } from '../../db/knex.ts';
+import { insertJson, insertMany } from '../../db/statements.ts';
 import { keyset, pages, type PageParams, type PageResult } from '../../db/page.ts';
 import type { CursorCodec } from '../../db/cursor.ts';
 
@@ -41,6 +42,22 @@ export const auditRow = (e: AuditEntry) => ({
   created_at: e.createdAt,
 });
 
+/** PostgreSQL types of auditRow's columns, in its order (insertJson). */
+const AUDIT_TYPES = {
+  request_id: 'text',
+  account_id: 'integer',
+  credential_id: 'integer',
+  admin_id: 'integer',
+  method: 'text',
+  route: 'text',
+  operation_id: 'text',
+  path: 'text',
+  status: 'integer',
+  duration_ms: 'integer',
+  ip: 'text',
+  created_at: 'text',
+};
+
 const map = (r: any): AuditEntry => ({
   requestId: r.request_id,
   accountId: r.account_id === null ? null : Number(r.account_id),
@@ -69,8 +86,14 @@ const auditPages = pages({ list: 'requests', sorts: { '-created_at': keyset('id'
 
 export const auditRepo = {
   /** A whole batch lands or none of it: every request of the batch gets the same answer. */
-  insertMany({ tx }: { tx: Tx }, entries: AuditEntry[]): Promise<void> {
-    return insertMany({ tx }, 'audit_entries', entries.map(auditRow));
+  async insertMany({ tx }: { tx: Tx }, entries: AuditEntry[]): Promise<void> {
+    if (!isPostgres(tx)) return insertMany({ tx }, 'audit_entries', entries.map(auditRow));
+    // One statement text whatever the batch's size (the rows as one JSON parameter), named:
+    // PostgreSQL plans it once per connection, where knex's multi-row VALUES was a new text,
+    // parsed and planned, for every size.
+    await insertJson({ tx }, 'audit_entries', AUDIT_TYPES, entries.map(auditRow), '', {
+      named: true,
+    });
   },
 
   async get({ tx }: { tx: Tx }, accountId: number, requestId: string): Promise<AuditEntry | null> {

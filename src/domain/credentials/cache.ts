@@ -6,6 +6,7 @@
 // Requests share that read: one runs at a time and those that arrive meanwhile take the next one,
 // so under load it is one small statement per round trip, not one per request.
 import type { Db } from '../../db/knex.ts';
+import { firstRow } from '../../db/statements.ts';
 import { coalesce } from '../shared/coalesce.ts';
 
 /** Entries kept at most; the oldest go first (a Map iterates in insertion order). */
@@ -22,8 +23,13 @@ export class VersionedCache<T> {
   readonly version: () => Promise<string> = coalesce(() => this.read());
 
   private async read(): Promise<string> {
-    const { rows } = await this.db.raw('SELECT version FROM auth_version WHERE id = 1');
-    return String(rows[0].version);
+    // A named statement: parsed and planned once per connection (src/db/statements.ts).
+    const row = await firstRow<{ version: unknown }>(
+      { tx: this.db },
+      'SELECT version FROM auth_version WHERE id = 1',
+      [],
+    );
+    return String(row!.version);
   }
 
   get(key: string, version: string): T | undefined {

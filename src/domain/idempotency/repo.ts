@@ -2,6 +2,7 @@
 import type { Tx } from '../../db/knex.ts';
 import { bool, isUniqueViolation } from '../../db/dialect.ts';
 import { execute, firstRow } from '../../db/statements.ts';
+import { foldingConnection, inPipeline, withCommit } from '../../db/pg-pipeline.ts';
 
 export interface RecordedResponse {
   status: number;
@@ -36,7 +37,86 @@ const map = (r: any): IdemRecord => ({
   createdAt: r.created_at,
 });
 
+// PostgreSQL, a claim inside the request's transaction (migration 032): the claim, then a
+// savepoint that a business rejection rolls back to (its effects undone, the key's lock kept).
+const CLAIM = 'SELECT held, same_body, record FROM idempotency_claim(?, ?, ?, ?)';
+const SAVEPOINT = 'SAVEPOINT idempotency_claim';
+const INSERT_COMPLETED =
+  'INSERT INTO idempotency_keys (credential_id, key, request_hash, state, owner, locked_at, created_at, ' +
+  "response_status, response_headers, response_body, replayable) VALUES (?, ?, ?, 'completed', ?, ?, ?, ?, ?, ?, ?)";
+/** `?` to `$n`, for statements sent by src/db/pg-pipeline.ts rather than through knex. */
+const dollars = (sql: string) => {
+  let n = 0;
+  return sql.replace(/\?/g, () => `$${++n}`);
+};
+
 export const idempotencyRepo = {
+  /**
+   * PostgreSQL: takes the key's locks and reads its record (migration 032), then sets the
+   * savepoint; in one round trip with the transaction's BEGIN where the connection allows it.
+   */
+  async claim(
+    { tx }: { tx: Tx },
+    credentialId: number,
+    key: string,
+    hash: string,
+    forgotten: string,
+  ): Promise<{ held: boolean; sameBody: boolean; record: IdemRecord | null }> {
+    const params = [credentialId, key, hash, forgotten];
+    const client = await foldingConnection({ tx });
+    let row: any;
+    if (client) {
+      const [claimed] = await inPipeline(client, tx, [
+        { text: dollars(CLAIM), values: params, name: 'idempotency_claim_032' },
+        { text: SAVEPOINT },
+      ]);
+      row = claimed!.rows[0];
+    } else {
+      row = await firstRow({ tx }, CLAIM, params);
+      await tx.raw(SAVEPOINT);
+    }
+    return {
+      held: row.held === true,
+      sameBody: row.same_body === true,
+      record: row.record ? map(row.record) : null,
+    };
+  },
+
+  /** Back to the claim's savepoint (PostgreSQL): the request's effects undone, its lock kept. */
+  async rollbackToClaim({ tx }: { tx: Tx }): Promise<void> {
+    await tx.raw(`ROLLBACK TO ${SAVEPOINT}`);
+  },
+
+  /**
+   * PostgreSQL: the completed record of a claimed key, sent with the transaction's COMMIT where
+   * the connection allows it. A record there already (written by the committed-row path
+   * meanwhile) fails the insert, and the transaction with it.
+   */
+  async insertCompleted(
+    { tx }: { tx: Tx },
+    row: { credentialId: number; key: string; hash: string; owner: string; now: string },
+    res: RecordedResponse,
+  ): Promise<void> {
+    const params = [
+      row.credentialId,
+      row.key,
+      row.hash,
+      row.owner,
+      row.now,
+      row.now,
+      res.status,
+      JSON.stringify(res.headers),
+      res.body,
+      res.replayable,
+    ];
+    const step = {
+      text: dollars(INSERT_COMPLETED),
+      values: params,
+      name: 'idempotency_record_032',
+    };
+    if (!(await withCommit({ tx }, step))) await execute({ tx }, INSERT_COMPLETED, params);
+  },
+
   /** Inserts the lock row; false when the key already exists. */
   async tryLock(
     { tx }: { tx: Tx },

@@ -150,15 +150,7 @@ export class IdempotencyService {
       return null;
     }
     if (rec.requestHash !== hash) throw new AppError('idempotency_key_reused');
-    if (rec.state === 'completed') {
-      if (!rec.replayable) throw new AppError('secret_not_replayable');
-      return {
-        kind: 'replay',
-        status: rec.responseStatus!,
-        headers: rec.responseHeaders,
-        body: rec.responseBody,
-      };
-    }
+    if (rec.state === 'completed') return this.replay(rec);
     if (rec.state === 'uncertain') {
       if (await repo.relock({ tx: this.db }, rec.id, token, now.toISOString()))
         return { kind: 'execute', token };
@@ -169,6 +161,72 @@ export class IdempotencyService {
       throw new AppError('result_uncertain');
     }
     throw new AppError('idempotency_in_progress');
+  }
+
+  /**
+   * PostgreSQL: a keyed request that runs in a transaction claims its key inside it (migration
+   * 032), and records its result there: no lock row of its own commit, no release to write.
+   */
+  get claimsInTransaction(): boolean {
+    return this.running === null;
+  }
+
+  /**
+   * Claims the key inside the request's transaction (PostgreSQL): `execute` when this request
+   * holds it (and a savepoint is set, for rejectInTransaction), a replay of its record, or
+   * `fallback` for a lock row of the committed-row path (a request that runs outside a
+   * transaction, a lease run out): roll back and reserve() instead. Throws the key's refusals.
+   */
+  async claim(
+    { tx }: { tx: Tx },
+    credentialId: number,
+    key: string,
+    hash: string,
+  ): Promise<Reservation | { kind: 'fallback' }> {
+    const now = this.clock.now();
+    const forgotten = new Date(now.getTime() - RETENTION_MS).toISOString();
+    const claim = await repo.claim({ tx }, credentialId, key, hash, forgotten);
+    // The claim deletes a forgotten record only for the request that holds the key.
+    const rec = claim.record && claim.record.createdAt > forgotten ? claim.record : null;
+    if (!claim.held) {
+      // Another request holds the key now; a record of the same body is replayed, as it would be
+      // a moment later.
+      if (rec && rec.requestHash !== hash) throw new AppError('idempotency_key_reused');
+      if (rec?.state === 'completed') return this.replay(rec);
+      throw new AppError(claim.sameBody ? 'idempotency_in_progress' : 'idempotency_key_reused');
+    }
+    if (!rec) return { kind: 'execute', token: this.newToken() };
+    if (rec.requestHash !== hash) throw new AppError('idempotency_key_reused');
+    if (rec.state === 'completed') return this.replay(rec);
+    return { kind: 'fallback' };
+  }
+
+  private replay(rec: IdemRecord): Reservation {
+    if (!rec.replayable) throw new AppError('secret_not_replayable');
+    return {
+      kind: 'replay',
+      status: rec.responseStatus!,
+      headers: rec.responseHeaders,
+      body: rec.responseBody,
+    };
+  }
+
+  /** Records the result of a claim() in its transaction (sent with its COMMIT where it can be). */
+  async recordInTransaction(
+    { tx }: { tx: Tx },
+    credentialId: number,
+    key: string,
+    hash: string,
+    token: string,
+    res: RecordedResponse,
+  ): Promise<void> {
+    const now = this.clock.now().toISOString();
+    await repo.insertCompleted({ tx }, { credentialId, key, hash, owner: token, now }, res);
+  }
+
+  /** A business rejection after claim(): its effects undone, the key still held. */
+  rejectInTransaction({ tx }: { tx: Tx }): Promise<void> {
+    return repo.rollbackToClaim({ tx });
   }
 
   /** Keys are forgotten after 48 h: the sweep.idempotency job deletes older records. */
