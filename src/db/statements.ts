@@ -108,12 +108,32 @@ export async function executeEach(
   sql: string,
   rows: readonly (readonly unknown[])[],
 ) {
-  await onConnection({ tx }, (conn) => {
+  await onConnection({ tx }, (conn) => eachWriter(conn, sql)(rows));
+}
+
+/**
+ * Per connection and statement, the function that runs it once per row inside a transaction (a
+ * savepoint when one is open): better-sqlite3's `transaction()` builds four wrappers each time it
+ * is called, so it is called once (the audit trail's group write runs this on every turn).
+ */
+const eachWriters = new WeakMap<
+  Database.Database,
+  Map<string, (rows: readonly (readonly unknown[])[]) => void>
+>();
+function eachWriter(conn: Database.Database, sql: string) {
+  let writers = eachWriters.get(conn);
+  if (!writers) eachWriters.set(conn, (writers = new Map()));
+  let write = writers.get(sql);
+  if (!write) {
     const stmt = statement(conn, sql);
-    conn.transaction(() => {
+    write = conn.transaction((rows: readonly (readonly unknown[])[]) => {
       for (const row of rows) stmt.run(...sqliteParams(row));
-    })();
-  });
+    });
+    // A crude bound, as the statement cache's: the texts are few (one per table and shape).
+    if (writers.size >= 1000) writers.clear();
+    writers.set(sql, write);
+  }
+  return write;
 }
 
 async function onConnection<T>({ tx }: { tx: Tx }, fn: (conn: Database.Database) => T): Promise<T> {
