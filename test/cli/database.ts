@@ -21,9 +21,22 @@ export async function processDatabase(): Promise<TestDatabase> {
     url: url.toString(),
     async drop() {
       const d = admin();
-      // FORCE: a child process killed mid-test may still hold a connection.
-      await d.raw(`DROP DATABASE IF EXISTS "${name}" WITH (FORCE)`);
-      await d.destroy();
+      try {
+        // FORCE: a child process killed mid-test may still hold a connection. FORCE may not end
+        // another role's backend (an autovacuum worker visiting the new database, as seen once in CI): it
+        // is gone within moments, so the drop is tried again (SQLSTATE 42501), for up to 10 s.
+        for (let attempt = 1; ; attempt++) {
+          try {
+            await d.raw(`DROP DATABASE IF EXISTS "${name}" WITH (FORCE)`);
+            break;
+          } catch (err) {
+            if ((err as { code?: string }).code !== '42501' || attempt >= 40) throw err;
+            await new Promise((r) => setTimeout(r, 250));
+          }
+        }
+      } finally {
+        await d.destroy();
+      }
     },
   };
 }
