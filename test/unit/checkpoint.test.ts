@@ -11,29 +11,26 @@ import { Checkpointer } from '../../src/db/checkpoint.ts';
 import { createDb } from '../../src/db/knex.ts';
 import { closeSideConnections } from '../../src/db/reader.ts';
 
-/** mxFrame (last WAL frame) and nBackfill (frames copied to the database) from the -shm header. */
-function walState(file: string): { frames: number; backfilled: number } {
-  const header = Buffer.alloc(100);
-  const fd = fs.openSync(file + '-shm', 'r');
+/** The first `bytes` bytes of a file. */
+function head(file: string, bytes: number): Buffer {
+  const header = Buffer.alloc(bytes);
+  const fd = fs.openSync(file, 'r');
   try {
-    fs.readSync(fd, header, 0, 100, 0);
+    fs.readSync(fd, header, 0, bytes, 0);
   } finally {
     fs.closeSync(fd);
   }
+  return header;
+}
+
+/** mxFrame (last WAL frame) and nBackfill (frames copied to the database) from the -shm header. */
+function walState(file: string): { frames: number; backfilled: number } {
+  const header = head(file + '-shm', 100);
   return { frames: header.readUInt32LE(16), backfilled: header.readUInt32LE(96) };
 }
 
 /** The WAL file's checkpoint sequence number (header offset 12): it moves when the WAL restarts. */
-function walSequence(file: string): number {
-  const header = Buffer.alloc(16);
-  const fd = fs.openSync(file + '-wal', 'r');
-  try {
-    fs.readSync(fd, header, 0, 16, 0);
-  } finally {
-    fs.closeSync(fd);
-  }
-  return header.readUInt32BE(12);
-}
+const walSequence = (file: string): number => head(file + '-wal', 16).readUInt32BE(12);
 
 async function until(check: () => boolean, ms: number): Promise<boolean> {
   const deadline = Date.now() + ms;

@@ -65,6 +65,14 @@ export function instantParam(
   return new Date(ms).toISOString();
 }
 
+/** The hooks' steps a statement runs (the hooks without one send none). */
+const sent = (steps: (RecordStep | null)[]): RecordStep[] => steps.filter((s) => s !== null);
+/** Each hook's rows, in hook order, from a statement that ran sent(steps). */
+const perHook = (steps: (RecordStep | null)[], rows: unknown[][]) => {
+  let k = 0;
+  return steps.map((s) => (s === null ? undefined : rows[k++]));
+};
+
 export class EventsService implements EventRecorder {
   private readonly hooks: { one: RecordHook; many?: RecordManyHook; part?: RecordPart }[] = [];
   private readonly notifier: EventNotifier;
@@ -108,17 +116,12 @@ export class EventsService implements EventRecorder {
     // PostgreSQL: the NOTIFY and the hooks' steps travel with the insert (one round trip);
     // SQLite announces on commit and its hooks do their own work.
     let id: number;
-    const rows: (unknown[] | undefined)[] = [];
+    let rows: (unknown[] | undefined)[] = [];
     if (isPostgres(tx)) {
       const steps = this.steps([row], false);
-      const r = await repo.insertNotifying(
-        { tx },
-        row,
-        this.notifier.channel,
-        steps.filter((q) => q !== null),
-      );
+      const r = await repo.insertNotifying({ tx }, row, this.notifier.channel, sent(steps));
       id = r.id;
-      for (const q of steps) rows.push(q === null ? undefined : r.rows.shift());
+      rows = perHook(steps, r.rows);
     } else id = await repo.insert({ tx }, row);
     const event: Event = {
       id,
@@ -151,17 +154,12 @@ export class EventsService implements EventRecorder {
     }));
     // PostgreSQL: one statement inserts, notifies and runs the hooks' steps (as record()).
     let ids: number[];
-    const stepRows: (unknown[] | undefined)[] = [];
+    let stepRows: (unknown[] | undefined)[] = [];
     if (isPostgres(tx)) {
       const steps = this.steps(rows, true);
-      const r = await repo.insertManyNotifying(
-        { tx },
-        rows,
-        this.notifier.channel,
-        steps.filter((q) => q !== null),
-      );
+      const r = await repo.insertManyNotifying({ tx }, rows, this.notifier.channel, sent(steps));
       ids = r.ids;
-      for (const q of steps) stepRows.push(q === null ? undefined : r.rows.shift());
+      stepRows = perHook(steps, r.rows);
     } else ids = await repo.insertMany({ tx }, rows);
     const events: Event[] = rows.map((r, i) => ({ id: ids[i]!, ...r }));
     if (!isPostgres(tx)) this.notifier.recorded();
