@@ -9,6 +9,7 @@ import { suite } from 'uvu';
 import * as assert from 'uvu/assert';
 import type { BatchType } from '../../src/domain/operations/batch-types.ts';
 import { loadSpec } from '../../src/app.ts';
+import { TestClock } from '../../src/clock.ts';
 import { boot, makeClient, type Booted } from '../helpers/app.ts';
 import { ContractChecker } from '../helpers/contract.ts';
 import { allItems, submit, waitFor } from '../helpers/operations.ts';
@@ -92,7 +93,17 @@ const awkward = () => [
   { key: 'old', payload: { email: 'old1@example.com', name: 'Once more' } },
 ];
 
-/** The clock runs: timestamps differ between the two runs, whether a row was changed does not. */
+/**
+ * The clock runs: timestamps differ between the two runs, whether a row was changed does not.
+ * It ticks a millisecond at every reading, so a student created and updated by two items in one
+ * millisecond of the machine still reads as changed (on the real clock one run saw 'created').
+ */
+class TickingClock extends TestClock {
+  override now(): Date {
+    this.advance(1);
+    return super.now();
+  }
+}
 const moments = (r: { created_at: string; updated_at: string }) =>
   r.updated_at === r.created_at ? 'created' : 'changed since';
 
@@ -186,7 +197,10 @@ const t = suite('users.upsert: set-based chunks');
 
 t('the same items, students, events and deliveries as item by item', async () => {
   const hooks = await receiver();
-  const b = await boot({ env: { WEBHOOK_ALLOW_PRIVATE_TARGETS: 'true' } });
+  const b = await boot({
+    clock: new TickingClock(),
+    env: { WEBHOOK_ALLOW_PRIVATE_TARGETS: 'true' },
+  });
   const types = instrument(b);
   await b.app.startWorkers();
   try {
