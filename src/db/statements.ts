@@ -7,6 +7,7 @@
 //   parses and plans it once per connection, not on every call (spec/DECISIONS.md).
 import crypto from 'node:crypto';
 import type Database from 'better-sqlite3';
+import type { Knex } from 'knex';
 import { isPostgres, type Tx } from './engine.ts';
 import { namedStatementsAllowed } from './pg-connection.ts';
 import { readCached } from './reader.ts';
@@ -36,15 +37,78 @@ const STALE = new Set(['0A000', '26000']);
 
 /** A portable `?` statement on PostgreSQL, named when the pool allows it. */
 async function pgRaw({ tx }: { tx: Tx }, sql: string, params: readonly unknown[]): Promise<any> {
-  if (!namedStatementsAllowed({ tx })) return tx.raw(sql, params as any[]);
+  if (!namedStatementsAllowed({ tx })) return pgQuery({ tx }, sql, params);
   try {
-    return await tx.raw(sql, params as any[]).options({ name: statementName(sql) });
+    return await pgQuery({ tx }, sql, params, statementName(sql));
   } catch (err) {
     // Inside a transaction the failed statement aborted it: nothing to retry here.
     if (!STALE.has((err as { code?: string }).code ?? '')) throw err;
     names.set(sql, `${statementName(sql)}_${++renamed}`);
     if (tx.isTransaction) throw err;
-    return tx.raw(sql, params as any[]);
+    return pgQuery({ tx }, sql, params);
+  }
+}
+
+/**
+ * `?` placeholders as `$1..$n` (knex's rule: `\?` is a literal `?`), worked out once per text.
+ * Null for a text knex would read otherwise (`??` names an identifier).
+ */
+const positional = new Map<string, string | null>();
+function pgText(sql: string): string | null {
+  let text = positional.get(sql);
+  if (text === undefined) {
+    let n = 0;
+    text = sql.includes('??')
+      ? null
+      : sql.replace(/(\\*)\?/g, (_m, escapes: string) => (escapes.length % 2 ? '?' : `$${++n}`));
+    if (positional.size < 10_000) positional.set(sql, text);
+  }
+  return text;
+}
+
+/**
+ * Runs a statement on the connection knex would use (the transaction's own inside one; else one
+ * from knex's pool, returned after), as knex's raw does it but without its query builder and
+ * runner: they were about a tenth of the CPU of a GET on PostgreSQL, whose statements are fixed
+ * texts. Listeners of knex's 'query' event still hear it (tests and bench/queries.ts count them).
+ */
+async function pgQuery(
+  { tx }: { tx: Tx },
+  sql: string,
+  params: readonly unknown[],
+  name?: string,
+): Promise<any> {
+  const text = pgText(sql);
+  if (text === null || params.includes(undefined)) {
+    // knex's own rules (identifiers, its refusal of undefined bindings).
+    const raw = tx.raw(sql, params as any[]);
+    return name ? raw.options({ name }) : raw;
+  }
+  const client = tx.client as any;
+  if (tx.isTransaction && (tx as Knex.Transaction).isCompleted())
+    throw new Error('Transaction query already complete, run with DEBUG=knex:tx for more info');
+  const conn = await client.acquireConnection();
+  try {
+    if (client.listenerCount('query') > 0)
+      client.emit('query', {
+        __knexUid: conn.__knexUid,
+        __knexTxId: conn.__knexTxId,
+        sql: text,
+        bindings: params,
+        method: 'raw',
+        ...(name ? { options: { name } } : {}),
+      });
+    return await new Promise((resolve, reject) => {
+      const config = name ? { text, values: params, name } : { text, values: params };
+      conn.query(config, (err: Error | null, result: unknown) => {
+        if (!err) return resolve(result);
+        // As knex words it (the text, without the values: they may be personal data).
+        err.message = `${text} - ${err.message}`;
+        reject(err);
+      });
+    });
+  } finally {
+    await client.releaseConnection(conn);
   }
 }
 
