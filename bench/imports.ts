@@ -1,11 +1,11 @@
 // An import of N rows (analysis, then one processing attempt) and an export of the N users it
 // created, on a fresh database with the workers in this process. Each phase reports rows/s and
 // this process's peak RSS when it ended (peak RSS only grows, so the export's figure covers the
-// whole run) and the CPU it took (all threads: the checkpointer's too). Flat memory means the peak at 100,000 rows stays within 64 MiB of the peak at
-// 1,000: run it once per size, each in its own process. Prints one JSON line on stdout:
+// whole run) and the CPU it took (all threads: the checkpointer's too). Flat memory means the peak
+// at 100,000 rows stays within 64 MiB of the peak at 1,000: run it once per size, each in its own
+// process. Prints one JSON line on stdout:
 //   {"engine","rows","analysis":{"seconds","cpuSeconds","rowsPerSecond","peakRssMiB"},
-//    "processing":{...},
-//    "export":{...}}
+//    "processing":{...},"export":{...}}
 //
 //   node bench/imports.ts [database=sqlite] [rows=100000] [tags=0]
 // `tags`: how many tags the rows' delivery assigns to each student (0: products only).
