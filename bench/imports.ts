@@ -1,13 +1,18 @@
 // An import of N rows (analysis, then one processing attempt) and an export of the N users it
 // created, on a fresh database with the workers in this process. Each phase reports rows/s and
 // this process's peak RSS when it ended (peak RSS only grows, so the export's figure covers the
-// whole run). Flat memory means the peak at 100,000 rows stays within 64 MiB of the peak at
-// 1,000: run it once per size, each in its own process. Prints one JSON line on stdout:
-//   {"engine","rows","analysis":{"seconds","rowsPerSecond","peakRssMiB"},"processing":{...},
-//    "export":{...}}
+// whole run) and the CPU it took (all threads: the checkpointer's too). Flat memory means the peak
+// at 100,000 rows stays within 64 MiB of the peak at 1,000: run it once per size, each in its own
+// process. Prints one JSON line on stdout:
+//   {"engine","rows","analysis":{"seconds","cpuSeconds","rowsPerSecond","peakRssMiB"},
+//    "processing":{...},"export":{...}}
 //
 //   node bench/imports.ts [database=sqlite] [rows=100000] [tags=0]
 // `tags`: how many tags the rows' delivery assigns to each student (0: products only).
+// BENCH_MEMORY_MS=1000: also writes `process.memoryUsage()` to stderr every that many ms, with the
+// phase and, on Linux, `malloc`: the resident size of the main thread's malloc heap ([heap] in
+// /proc/self/smaps, where SQLite's page caches live). Whether a peak is V8's heap or outside it.
+import fs from 'node:fs';
 import { filesRepo } from '../src/domain/files/repo.ts';
 import { credentialsRepo } from '../src/domain/credentials/repo.ts';
 import { newStorageKey } from '../src/domain/files/service.ts';
@@ -22,6 +27,32 @@ const TAGS = Number(process.argv[4] ?? 0);
 
 const peakMiB = () => Math.round((process.resourceUsage().maxRSS / 1024) * 10) / 10;
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
+
+let current = 'setup';
+const mib = (bytes: number) => (bytes / 1048576).toFixed(1);
+/** Rss of the [heap] mapping, in MiB, or '?' where /proc/self/smaps cannot say. */
+function mallocHeap(): string {
+  try {
+    const m = /\[heap\]\n(?:.*\n)*?Rss:\s+(\d+) kB/.exec(
+      fs.readFileSync('/proc/self/smaps', 'utf8'),
+    );
+    return m ? mib(Number(m[1]) * 1024) : '?';
+  } catch {
+    return '?';
+  }
+}
+const sampleMs = Number(process.env.BENCH_MEMORY_MS ?? 0);
+const sampler =
+  sampleMs > 0
+    ? setInterval(() => {
+        const m = process.memoryUsage();
+        process.stderr.write(
+          `memory ${current}: rss ${mib(m.rss)} heapTotal ${mib(m.heapTotal)} heapUsed ` +
+            `${mib(m.heapUsed)} external ${mib(m.external)} arrayBuffers ${mib(m.arrayBuffers)} ` +
+            `malloc ${mallocHeap()} peak ${peakMiB()}\n`,
+        );
+      }, sampleMs).unref()
+    : null;
 
 /** The CSV, generated as it is written: never whole in memory here either. */
 async function* csv(rows: number) {
@@ -79,28 +110,32 @@ try {
       await sleep(50);
     }
   };
-  const phase = async (rows: number, run: () => Promise<unknown>) => {
+  const phase = async (name: string, rows: number, run: () => Promise<unknown>) => {
+    current = name;
     const started = performance.now();
+    const cpu = process.cpuUsage();
     await run();
     const seconds = (performance.now() - started) / 1000;
+    const used = process.cpuUsage(cpu);
     return {
       seconds: Math.round(seconds * 100) / 100,
+      cpuSeconds: Math.round((used.user + used.system) / 10_000) / 100,
       rowsPerSecond: Math.round(rows / seconds),
       peakRssMiB: peakMiB(),
     };
   };
 
   const imp = await s.imports.create(auth, { file_id: String(fileId), type: 'students_access' });
-  const analysis = await phase(ROWS, async () => {
+  const analysis = await phase('analysis', ROWS, async () => {
     const op = await settle((await s.imports.requestAnalysis(auth, imp.id)).id);
     if (op.status !== 'succeeded') throw new Error(`analysis ${op.status}`);
   });
-  const processing = await phase(ROWS, async () => {
+  const processing = await phase('processing', ROWS, async () => {
     const attempt = await s.imports.createAttempt(auth, imp.id);
     const op = await settle(attempt.operationId!);
     if (op.status !== 'succeeded' || op.done !== ROWS) throw new Error(`processing ${op.status}`);
   });
-  const exported = await phase(ROWS, async () => {
+  const exported = await phase('export', ROWS, async () => {
     const e = await s.exports.create(auth, { resource: 'users', columns: ['id', 'email', 'name'] });
     await settle(e.operationId!);
     const done = await s.exports.get(accountId, e.id);
@@ -117,6 +152,7 @@ try {
     }),
   );
 } finally {
+  if (sampler) clearInterval(sampler);
   await s.jobs.close();
   await bench.close();
 }

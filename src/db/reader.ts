@@ -51,6 +51,9 @@ interface ReadConnection {
   deferred: boolean;
 }
 
+/** The read connection's page cache: 2,000 KiB (negative: SQLite counts KiB). */
+const READ_CACHE_KIB = -2000;
+
 /** Past this many remembered rows, they are all forgotten (a crude bound, rarely reached). */
 const MAX_CACHED_ROWS = 10_000;
 
@@ -68,6 +71,9 @@ export function attachSideConnections(
 ): void {
   const conn = new Database(files[0], { readonly: true, fileMustExist: false });
   conn.pragma('busy_timeout = 5000');
+  // Its page cache lasts until the writer's next commit (see readCached), so better-sqlite3's 16
+  // MiB could only fill with one long read's pages, never read again: 2 MiB, as a snapshot's.
+  conn.pragma(`cache_size = ${READ_CACHE_KIB}`);
   const checkpointers = [new Checkpointer(files, onCheckpointerFailure)];
   const reader: ReadConnection = {
     conn,
