@@ -1,8 +1,9 @@
 // engine: any
-// The webhook sender's timeout (src/domain/webhooks/sender.ts): a receiver that never answers, or
-// answers and then stalls its body, is a transport error once the timeout has passed (as when the
-// timeout was an AbortSignal given to http.request); one that answers in time leaves no timer
-// behind. Real receivers on 127.0.0.1; the timeout shortened to 300 ms.
+// The webhook sender (src/domain/webhooks/sender.ts): the body goes out as its UTF-8 bytes with
+// their length; a receiver that never answers, or answers and then stalls its body, is a transport
+// error once the timeout has passed (as when the timeout was an AbortSignal given to
+// http.request); one that answers in time leaves no timer behind. Real receivers on 127.0.0.1;
+// the timeout shortened to 300 ms.
 import http from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { test } from 'uvu';
@@ -86,6 +87,32 @@ test('an answer in time: no timeout fires afterwards', async () => {
     const second = await sender.send(rcv.url, headers, '{}');
     assert.is(second.httpStatus, 204);
     assert.is(second.transportError, null);
+  } finally {
+    sender.close();
+    rcv.close();
+  }
+});
+
+test('the body arrives as its UTF-8 bytes, with their length', async () => {
+  let got: { length: string | undefined; bytes: Buffer } | null = null;
+  const rcv = await receiver((req, res) => {
+    const chunks: Buffer[] = [];
+    req.on('data', (c: Buffer) => chunks.push(c));
+    req.on('end', () => {
+      got = { length: req.headers['content-length'], bytes: Buffer.concat(chunks) };
+      res.writeHead(204).end();
+    });
+  });
+  const sender = new WebhookSender(systemClock, true, 300);
+  // Accents, an emoji (a surrogate pair) and a lone surrogate (sent as U+FFFD, as Buffer.from does).
+  const body = JSON.stringify({ name: 'Zoë Ångström 🎓', odd: 'x\ud800y' });
+  try {
+    const r = await within(sender.send(rcv.url, headers, body));
+    assert.is(r.httpStatus, 204);
+    const expected = Buffer.from(body, 'utf8');
+    assert.ok(got, 'the receiver got the request');
+    assert.is(got!.length, String(expected.length));
+    assert.ok(got!.bytes.equals(expected), got!.bytes.toString('utf8'));
   } finally {
     sender.close();
     rcv.close();
