@@ -198,16 +198,21 @@ export class Lease {
       sql += `AND pg_try_advisory_xact_lock(hashtext(?), ${opts.group}::int) `;
       params.push(`lease:${table}`);
     }
-    sql += `ORDER BY ${order} LIMIT ?` + (pg ? ' FOR UPDATE SKIP LOCKED' : '');
-    params.push(opts.candidates ?? opts.limit * 4);
-    const candidates = await allRows<Record<string, any>>({ tx }, sql, params);
-    const groups = [...new Set(candidates.map((r) => String(r[opts.group])))];
+    const candidates = opts.candidates ?? opts.limit * 4;
+    // SQLite: the LIMIT as a literal, so the statement is not planned again at every run (see
+    // valueBlind in ./sqlite-statements.ts); a handful of texts, one per number of candidates.
+    if (pg) {
+      sql += 'ORDER BY ' + order + ' LIMIT ? FOR UPDATE SKIP LOCKED';
+      params.push(candidates);
+    } else sql += `ORDER BY ${order} LIMIT ${integer(candidates)}`;
+    const rows = await allRows<Record<string, any>>({ tx }, sql, params);
+    const groups = [...new Set(rows.map((r) => String(r[opts.group])))];
     const held = locked
-      ? new Map(candidates.map((r) => [String(r[opts.group]), Number(r[HELD])]))
+      ? new Map(rows.map((r) => [String(r[opts.group]), Number(r[HELD])]))
       : await this.heldPerGroup({ tx }, opts.group, groups, h.now);
-    if (locked) for (const r of candidates) delete r[HELD];
+    if (locked) for (const r of rows) delete r[HELD];
     const picked: Record<string, any>[] = [];
-    for (const r of candidates) {
+    for (const r of rows) {
       if (picked.length >= opts.limit) break;
       const g = String(r[opts.group]);
       const n = held.get(g) ?? 0;
@@ -300,6 +305,12 @@ export class Expression {
 
 /** The column of a `locked` claim's candidates that carries their group's held count. */
 const HELD = 'lease_held_in_group';
+
+/** A count written into SQL text: a non-negative safe integer, or an error. */
+function integer(n: number): number {
+  if (!Number.isSafeInteger(n) || n < 0) throw new Error(`not a count: ${n}`);
+  return n;
+}
 
 const marks = (n: number) => Array.from({ length: n }, () => '?').join(', ');
 

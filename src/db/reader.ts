@@ -14,6 +14,7 @@
 import Database from 'better-sqlite3';
 import { Checkpointer } from './checkpoint.ts';
 import type { Db } from './engine.ts';
+import { valueBlind } from './sqlite-statements.ts';
 
 /** The tables whose rows `stable` reads may keep across this process's other commits. */
 const STABLE = /\b(credentials|accounts)\b/i;
@@ -241,7 +242,7 @@ export function readCached(
   const statements = onWriter ? reader.writerStatements : reader.statements;
   let stmt = statements.get(sql);
   if (!stmt) {
-    stmt = conn.prepare(sql);
+    stmt = conn.prepare(valueBlind(sql));
     statements.set(sql, stmt);
   }
   const row = stmt.get(...(params as unknown[]));

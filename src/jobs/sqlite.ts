@@ -239,18 +239,20 @@ export class SqliteJobs implements JobEngine {
     return transaction(this.db, async (tx) => {
       const conn = (await tx.client.acquireConnection()) as Database.Database;
       for (const id of done) statement(conn, 'DELETE FROM jobs WHERE id = ?').run(id);
-      const due = statement(
-        conn,
-        'SELECT id, task, payload, attempts, max_attempts, run_at FROM jobs WHERE task = ? ' +
-          'AND locked_by IS NULL AND run_at <= ? AND attempts < max_attempts ' +
-          'ORDER BY run_at, id LIMIT ?',
-      );
       const rows: JobRow[] = [];
       for (const lane of LANES) {
         const limit = free[lane];
         if (limit <= 0) continue;
+        // The LIMIT as a literal (one text per lane's free slots): a `LIMIT ?` statement is
+        // planned again at every run (valueBlind, src/db/sqlite-statements.ts).
+        const due = statement(
+          conn,
+          'SELECT id, task, payload, attempts, max_attempts, run_at FROM jobs WHERE task = ? ' +
+            'AND locked_by IS NULL AND run_at <= ? AND attempts < max_attempts ' +
+            `ORDER BY run_at, id LIMIT ${Math.floor(limit)}`,
+        );
         const candidates = Object.keys(tasksOf(this.tasks, lane)).flatMap(
-          (task) => due.all(task, now, limit) as (JobRow & { run_at: string })[],
+          (task) => due.all(task, now) as (JobRow & { run_at: string })[],
         );
         candidates.sort((a, b) =>
           a.run_at < b.run_at ? -1 : a.run_at > b.run_at ? 1 : a.id - b.id,
