@@ -60,42 +60,17 @@ test('the same rows: affinity, IN lists, NULL, booleans as 0/1, LIMIT and writes
   db.close();
 });
 
-/**
- * Median CPU microseconds of one run, over 3 rounds of 3,000 (the thread's CPU time moves in
- * scheduler ticks of a few ms: a round of a prepare or a planned run lasts tens of them).
- */
-function cpuPerRun(run: () => void): number {
-  const rounds: number[] = [];
-  for (let r = 0; r < 3; r++) {
-    const start = process.threadCpuUsage();
-    for (let i = 0; i < 3000; i++) run();
-    const used = process.threadCpuUsage(start);
-    rounds.push((used.user + used.system) / 3000);
-  }
-  return rounds.sort((a, b) => a - b)[1]!;
-}
-
-test('a statement SQLite would plan for its values is not planned again at every run', () => {
-  // The fan-out's read of an account's endpoints (an `x = ?` under an ORDER BY) and the claim's
-  // `LIMIT ?`: planned again whenever better-sqlite3 binds them anew (it clears the bindings
-  // after each run), which costs a prepare (tens of us) where a run costs a few.
+// What the prepare saves is measured, not asserted here (tests hold no timings): docs/speed.md,
+// "Webhook deliveries on SQLite, CPU per delivery". What is checked is that the cache prepares the
+// value-blind text, and the read connection's cache too (src/db/reader.ts uses valueBlind).
+test('the statement cache prepares the value-blind text', () => {
   const db = new Database(':memory:');
-  db.exec(
-    'CREATE TABLE e (id INTEGER PRIMARY KEY, account_id INTEGER, status TEXT, deleted_at TEXT, ' +
-      'url TEXT, a TEXT, b TEXT, c TEXT); CREATE INDEX e_a ON e (account_id, status); ' +
-      "INSERT INTO e (account_id, status, url) VALUES (7, 'enabled', 'http://x')",
+  db.exec('CREATE TABLE e (id INTEGER PRIMARY KEY, account_id INTEGER, status TEXT)');
+  const sql = "SELECT * FROM e WHERE account_id = ? AND status = 'enabled' ORDER BY id LIMIT ?";
+  assert.is(
+    statement(db, sql).source,
+    "SELECT * FROM e WHERE account_id = +? AND status = 'enabled' ORDER BY id LIMIT ?",
   );
-  const sql =
-    "SELECT * FROM e WHERE account_id = ? AND status = 'enabled' AND deleted_at IS NULL ORDER BY id";
-  const raw = db.prepare(sql);
-  const blind = statement(db, sql);
-  assert.equal(blind.all(7), raw.all(7));
-  const prepare = cpuPerRun(() => db.prepare(sql));
-  const planned = cpuPerRun(() => raw.all(7));
-  const kept = cpuPerRun(() => blind.all(7));
-  // The raw statement costs about a prepare per run; the value-blind one a fraction of it.
-  assert.ok(planned > prepare / 2, `raw run ${planned} us, prepare ${prepare} us`);
-  assert.ok(kept < planned / 2, `value-blind run ${kept} us, raw run ${planned} us`);
   db.close();
 });
 
