@@ -1,9 +1,11 @@
 // Prepared statements of a SQLite connection, kept by SQL text. Preparing is a parse and a plan
 // (tens of microseconds); knex's better-sqlite3 client prepared every query afresh, which was a
 // tenth of the CPU of a sandbox scenario's load. Bounded: knex writes a new text for each length
-// of an IN list, so the texts are not a fixed set; the least recently used go first.
+// of an IN list (and literalLimit for each LIMIT), so the texts are not a fixed set; the least
+// recently used go first.
 // Each is prepared value-blind (valueBlind below): otherwise most would be prepared again at every
-// run anyway.
+// run anyway. knex's trailing `limit ?` is written as a literal (literalLimit below) for the same
+// reason.
 import { createRequire } from 'node:module';
 import type Database from 'better-sqlite3';
 
@@ -37,8 +39,9 @@ const LIMIT_BEFORE = /\b(LIMIT|OFFSET)\s*$/i;
  * changes no value and no comparison (a parameter has no affinity either way) and still lets an
  * index use the value; SQLite just does not look into it (as with its
  * SQLITE_DBCONFIG_ENABLE_QPSG, which better-sqlite3 cannot set). A LIMIT or OFFSET `?` stays: its
- * value can change the plan (an index that yields the rows in order against a sort), so the hot
- * statements write their LIMIT as a literal instead.
+ * value can change the plan (an index that yields the rows in order against a sort), so a LIMIT
+ * is written as a literal instead (literalLimit for knex's and allRows' trailing one; the webhook
+ * claim and the job poll by hand).
  */
 export function valueBlind(sql: string): string {
   if (!sql.includes('?')) return sql;
@@ -65,6 +68,45 @@ export function valueBlind(sql: string): string {
   return out;
 }
 
+/**
+ * The largest LIMIT written into the text (a list page reads its limit + 1: 2 to 201; v1's 151;
+ * the purge's chunks of 1,000). Above it the `?` stays. One text per value and query shape: a
+ * client that walks every page size of a list fills 200 of the cache's MAX_PER_CONNECTION, and
+ * the least recently used texts go first (prepared again on their next use, as before).
+ */
+const MAX_LITERAL_LIMIT = 1000;
+/** knex's `limit ?` (`limit ? offset ?` with an offset) at the very end of a statement. */
+const TRAILING_LIMIT = /\slimit\s+\?(\s+offset\s+\?)?$/i;
+
+/**
+ * The statement with its trailing `limit ?` written as a literal and that value taken out of the
+ * bindings, or null to run it as it is. Why: SQLite reads a bound LIMIT while planning (it may
+ * choose an index that yields the rows in order over a sort) and marks the statement to be
+ * planned again whenever it is bound anew, which better-sqlite3 does at every run: every knex
+ * `.first()` and `.limit(n)` was parsed and planned at every run. A literal gives the same plan
+ * once. Only the trailing one: its value is the last binding (or the last but one before an
+ * OFFSET), as knex compiles a select's clauses in the order it writes them and LIMIT and OFFSET
+ * last; a subquery's `limit ?` inside the text is left alone. An OFFSET keeps its `?`: SQLite
+ * reads it only for a virtual table, so it costs no new plan, and written in it would make a new
+ * text per page. -1 is knex's "no limit" before an OFFSET alone.
+ */
+export function literalLimit(
+  sql: string,
+  bindings: readonly unknown[],
+): { sql: string; bindings: unknown[] } | null {
+  if (sql.charCodeAt(sql.length - 1) !== 63 /* ? */) return null;
+  const m = TRAILING_LIMIT.exec(sql.slice(-40));
+  if (!m) return null;
+  const at = bindings.length - (m[1] ? 2 : 1);
+  const n = bindings[at];
+  if (at < 0 || typeof n !== 'number' || !Number.isInteger(n)) return null;
+  if (n < -1 || n > MAX_LITERAL_LIMIT) return null;
+  const rest = bindings.slice();
+  rest.splice(at, 1);
+  const head = sql.slice(0, sql.length - m[0].length);
+  return { sql: `${head} limit ${n}${m[1] ? ' offset ?' : ''}`, bindings: rest };
+}
+
 // knex has no hook for this: its own client, with _query (knex 3.x's, less the per-query prepare).
 const require = createRequire(import.meta.url);
 const BetterSqlite3Client = require('knex/lib/dialects/better-sqlite3/index.js');
@@ -75,8 +117,11 @@ export class CachingSqliteClient extends BetterSqlite3Client {
     if (obj.options?.safeIntegers !== undefined) return super._query(connection, obj);
     if (!obj.sql) throw new Error('The query is empty');
     if (!connection) throw new Error('No connection provided');
-    const stmt = statement(connection, obj.sql);
-    const bindings = this._formatBindings(obj.bindings);
+    let sql: string = obj.sql;
+    let bindings: unknown[] = this._formatBindings(obj.bindings);
+    const literal = literalLimit(sql, bindings);
+    if (literal) ({ sql, bindings } = literal);
+    const stmt = statement(connection, sql);
     if (stmt.reader) {
       obj.response = stmt.all(bindings);
       return obj;

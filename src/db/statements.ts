@@ -11,7 +11,7 @@ import type { Knex } from 'knex';
 import { isPostgres, type Tx } from './engine.ts';
 import { namedStatementsAllowed } from './pg-connection.ts';
 import { readCached } from './reader.ts';
-import { statement } from './sqlite-statements.ts';
+import { literalLimit, statement } from './sqlite-statements.ts';
 
 export { statement };
 
@@ -145,7 +145,14 @@ export async function allRows<T = Record<string, unknown>>(
   params: readonly unknown[],
 ): Promise<T[]> {
   if (isPostgres(tx)) return (await pgRaw({ tx }, sql, params)).rows as T[];
-  return onConnection({ tx }, (conn) => statement(conn, sql).all(...sqliteParams(params)) as T[]);
+  // A trailing `LIMIT ?` as a literal, as in knex's queries (src/db/sqlite-statements.ts).
+  const values = sqliteParams(params);
+  const literal = literalLimit(sql, values);
+  return onConnection({ tx }, (conn) =>
+    literal
+      ? (statement(conn, literal.sql).all(...literal.bindings) as T[])
+      : (statement(conn, sql).all(...values) as T[]),
+  );
 }
 
 /** `UPDATE table SET a = ?, b = ? WHERE id = ?`: the SQL depends only on the columns named. */
