@@ -198,13 +198,10 @@ export class Lease {
       sql += `AND pg_try_advisory_xact_lock(hashtext(?), ${opts.group}::int) `;
       params.push(`lease:${table}`);
     }
-    const candidates = opts.candidates ?? opts.limit * 4;
-    // SQLite: the LIMIT as a literal, so the statement is not planned again at every run (see
-    // valueBlind in ./sqlite-statements.ts); a handful of texts, one per number of candidates.
-    if (pg) {
-      sql += 'ORDER BY ' + order + ' LIMIT ? FOR UPDATE SKIP LOCKED';
-      params.push(candidates);
-    } else sql += `ORDER BY ${order} LIMIT ${integer(candidates)}`;
+    // On SQLite the trailing LIMIT goes as a literal (allRows, literalLimit): a bound one would
+    // have the statement planned again at every run.
+    sql += `ORDER BY ${order} LIMIT ?` + (pg ? ' FOR UPDATE SKIP LOCKED' : '');
+    params.push(opts.candidates ?? opts.limit * 4);
     const rows = await allRows<Record<string, any>>({ tx }, sql, params);
     const groups = [...new Set(rows.map((r) => String(r[opts.group])))];
     const held = locked
@@ -305,12 +302,6 @@ export class Expression {
 
 /** The column of a `locked` claim's candidates that carries their group's held count. */
 const HELD = 'lease_held_in_group';
-
-/** A count written into SQL text: a non-negative safe integer, or an error. */
-function integer(n: number): number {
-  if (!Number.isSafeInteger(n) || n < 0) throw new Error(`not a count: ${n}`);
-  return n;
-}
 
 const marks = (n: number) => Array.from({ length: n }, () => '?').join(', ');
 

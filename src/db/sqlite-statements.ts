@@ -40,8 +40,8 @@ const LIMIT_BEFORE = /\b(LIMIT|OFFSET)\s*$/i;
  * index use the value; SQLite just does not look into it (as with its
  * SQLITE_DBCONFIG_ENABLE_QPSG, which better-sqlite3 cannot set). A LIMIT or OFFSET `?` stays: its
  * value can change the plan (an index that yields the rows in order against a sort), so a LIMIT
- * is written as a literal instead (literalLimit for knex's and allRows' trailing one; the webhook
- * claim and the job poll by hand).
+ * is written as a literal instead (literalLimit for knex's and allRows' trailing one, the webhook
+ * claim's among them; the job poll, which runs its statement itself, by hand).
  */
 export function valueBlind(sql: string): string {
   if (!sql.includes('?')) return sql;

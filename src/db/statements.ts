@@ -147,12 +147,8 @@ export async function allRows<T = Record<string, unknown>>(
   if (isPostgres(tx)) return (await pgRaw({ tx }, sql, params)).rows as T[];
   // A trailing `LIMIT ?` as a literal, as in knex's queries (src/db/sqlite-statements.ts).
   const values = sqliteParams(params);
-  const literal = literalLimit(sql, values);
-  return onConnection({ tx }, (conn) =>
-    literal
-      ? (statement(conn, literal.sql).all(...literal.bindings) as T[])
-      : (statement(conn, sql).all(...values) as T[]),
-  );
+  const run = literalLimit(sql, values) ?? { sql, bindings: values };
+  return onConnection({ tx }, (conn) => statement(conn, run.sql).all(...run.bindings) as T[]);
 }
 
 /** `UPDATE table SET a = ?, b = ? WHERE id = ?`: the SQL depends only on the columns named. */
