@@ -71,6 +71,10 @@ export function createDb(url: string, options: DbOptions = {}): Db {
   const db = knexFactory({
     client: CachingSqliteClient as any,
     log: knexLog,
+    // An error names its statement, not the values bound to it (personal data, secrets' hashes)
+    // that knex would write into its `?`s and so into the logs. On PostgreSQL knex's text has `$n`
+    // placeholders, which it leaves as they are, and the portable statements word theirs the same.
+    compileSqlOnError: false,
     connection: { filename },
     useNullAsDefault: true,
     pool: {

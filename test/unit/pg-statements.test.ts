@@ -91,6 +91,12 @@ test('an error names the statement, not its values, and gives the connection bac
   assert.is(err?.code, '23505');
   assert.ok(err.message.startsWith('INSERT INTO portable (id, a) VALUES ($1, $2) - '), err.message);
   assert.not.match(err.message, /secret value/);
+  // knex's own statements word their errors the same way.
+  const built = await one('portable')
+    .insert({ id: 1, a: 'secret value' })
+    .catch((e: Error) => e);
+  assert.is((built as any)?.code, '23505');
+  assert.not.match((built as Error).message, /secret value/);
   // The pool's only connection is free again.
   assert.equal({ ...(await firstRow({ tx: one }, 'SELECT 1 AS one', [])) }, { one: 1 });
 });

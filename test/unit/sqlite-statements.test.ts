@@ -5,6 +5,7 @@
 import { createRequire } from 'node:module';
 import { test } from 'uvu';
 import * as assert from 'uvu/assert';
+import { createDb } from '../../src/db/knex.ts';
 import knexFactory, { type Knex } from 'knex';
 import {
   CachingSqliteClient,
@@ -212,6 +213,26 @@ test('knex: .first(), .limit().offset(), subqueries and unions read the same row
   } finally {
     await ours.destroy();
     await theirs.destroy();
+  }
+});
+
+// createDb's knex (compileSqlOnError: false).
+test("a failed statement's error names the statement, not its values", async () => {
+  const db = createDb('sqlite::memory:');
+  try {
+    await db.schema.createTable('kept', (t) => {
+      t.integer('id').primary();
+      t.text('a');
+    });
+    await db('kept').insert({ id: 1, a: 'x' });
+    const err = await db('kept')
+      .insert({ id: 1, a: 'secret value' })
+      .catch((e: Error) => e);
+    assert.instance(err, Error);
+    assert.match((err as Error).message, /UNIQUE constraint failed/);
+    assert.not.match((err as Error).message, /secret value/);
+  } finally {
+    await db.destroy();
   }
 });
 
