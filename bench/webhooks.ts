@@ -4,9 +4,14 @@
 // as src/worker.ts does, on a fresh database, with the workers in this process, one account and
 // one endpoint (every event type) on 127.0.0.1. Prints one JSON line on stdout:
 //   {"engine","latency":{"events","p50","p90","p99","max"},
-//    "burst":{"events","seconds","perSecond","cpuMsPerDelivery","queriesPerDelivery"}}
+//    "burst":{"events","seconds","perSecond","cpuMsPerDelivery","queriesPerDelivery",
+//             "workersCpuMsPerDelivery"?,"databaseCpuMsPerDelivery"?}}
 // cpuMsPerDelivery: this process's CPU time (user + system) during the burst, per delivery; the
 // receiver runs in this process too, so it counts its side of each request as well.
+// workersCpuMsPerDelivery (workers > 0): the worker processes' together. databaseCpuMsPerDelivery
+// (PostgreSQL on this machine): the database's backends' (bench/pg-backends.ts). Their sum with
+// cpuMsPerDelivery is what a delivery costs the machine: on a shared machine a steadier figure
+// than deliveries per second.
 //
 //   [WEBHOOK_PER_ENDPOINT=n] node bench/webhooks.ts [database=sqlite] [events=200] [burst=1000] [workers=0]
 // database: `sqlite` (a fresh file in a temporary folder) or a postgres:// URL (a `bench_<random>`
@@ -19,6 +24,8 @@ import http from 'node:http';
 import type { AddressInfo } from 'node:net';
 import path from 'node:path';
 import { createBenchSchema } from './pg-schema.ts';
+import { backendCpuMs, PgBackendCpu } from './pg-backends.ts';
+import { pidCpuMs } from '../scripts/proc-cpu.ts';
 import { transaction } from '../src/db/tx.ts';
 import { scriptNodeFlags } from './node-flags.ts';
 import { benchServices } from './services.ts';
@@ -127,6 +134,9 @@ try {
     queries++;
     if (process.env.BENCH_QUERY_LOG) texts.set(q.sql, (texts.get(q.sql) ?? 0) + 1);
   });
+  const backends = postgres ? new PgBackendCpu(database) : null;
+  const workersCpu = () => children.reduce((a, c) => a + (pidCpuMs(c.pid) ?? NaN), 0);
+  const before = { backends: await backends?.sample(), workers: workersCpu() };
   const started = now();
   const cpu = process.cpuUsage();
   const ids: string[] = [];
@@ -145,6 +155,12 @@ try {
   const seconds = (now() - started) / 1000;
   const used = process.cpuUsage(cpu);
   const cpuMs = (used.user + used.system) / 1000;
+  const databaseMs = backends
+    ? backendCpuMs(before.backends ?? null, await backends.sample())
+    : null;
+  const workersMs = workersCpu() - before.workers;
+  await backends?.close();
+  const perDelivery = (ms: number) => Math.round((ms / BURST) * 1000) / 1000;
 
   for (const [sql, n] of [...texts].sort((a, b) => b[1] - a[1]))
     process.stderr.write(`${(n / BURST).toFixed(2)}  ${sql.slice(0, 160)}\n`);
@@ -162,8 +178,12 @@ try {
         events: BURST,
         seconds: round(seconds),
         perSecond: Math.round(BURST / seconds),
-        cpuMsPerDelivery: Math.round((cpuMs / BURST) * 1000) / 1000,
+        cpuMsPerDelivery: perDelivery(cpuMs),
         queriesPerDelivery: Math.round((queries / BURST) * 10) / 10,
+        ...(WORKERS && Number.isFinite(workersMs)
+          ? { workersCpuMsPerDelivery: perDelivery(workersMs) }
+          : {}),
+        ...(databaseMs !== null ? { databaseCpuMsPerDelivery: perDelivery(databaseMs) } : {}),
       },
     }),
   );

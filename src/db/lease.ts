@@ -8,8 +8,9 @@
 // the candidates are locked with FOR UPDATE SKIP LOCKED and each group's count is taken under a
 // transaction-level advisory lock of that group, so two instances never both see a free slot
 // (a caller that must not skip a group waits for that lock first: lockGroup; one that holds it
-// claims its group in a single statement: `lockedGroup`); SQLite runs write transactions one at
-// a time. Times are ISO strings from the injectable clock.
+// claims its group in a single statement: `lockedGroup`; one that hands over slots it releases
+// in the same transaction needs no lock: `handOver`); SQLite runs write transactions one at a
+// time. Times are ISO strings from the injectable clock.
 import type { Knex } from 'knex';
 import { isPostgres, type Db, type Tx } from './engine.ts';
 import { whileAway } from './pg-errors.ts';
@@ -174,12 +175,13 @@ export class Lease {
   ): Promise<Record<string, any>[]> {
     const { table, id: key, owner: o, until } = this.c;
     const pg = isPostgres(tx);
-    if (pg && opts.lockedGroup !== undefined) return this.claimGroupPg({ tx }, h, opts);
+    const one = opts.lockedGroup ?? opts.handOver;
+    if (pg && one !== undefined) return this.claimGroupPg({ tx }, h, opts, one);
     let columns = (opts.columns ?? [key, opts.group]).join(', ');
     const order = [opts.orderBy].flat().join(', ');
     // The caller holds the group's lock since an earlier statement, so this statement's snapshot
     // already has what the previous holder committed: the held count is read here, not after.
-    const locked = opts.locked === true || opts.lockedGroup !== undefined;
+    const locked = opts.locked === true || one !== undefined;
     if (locked)
       columns +=
         `, (SELECT COUNT(*) FROM ${table} h WHERE h.${opts.group} = ${table}.${opts.group} ` +
@@ -252,15 +254,17 @@ export class Lease {
   }
 
   /**
-   * claimBatchRows of one group whose lock the caller holds, PostgreSQL: one statement. The
-   * candidates are limited to the group's free slots, counted in the same statement (its
-   * snapshot is younger than the lock, taken by an earlier statement: it has what the previous
-   * holder committed), locked (SKIP LOCKED), claimed, and returned as they were, in order.
+   * claimBatchRows of one group, PostgreSQL, one statement: whose lock the caller holds
+   * (`lockedGroup`), or whose slots it hands over (`handOver`). The candidates are limited to the
+   * group's free slots, counted in the same statement (under the lock, its snapshot is younger
+   * than the lock, taken by an earlier statement: it has what the previous holder committed),
+   * locked (SKIP LOCKED), claimed, and returned as they were, in order.
    */
   private async claimGroupPg(
     { tx }: { tx: Tx },
     h: Holder,
     opts: BatchOptions,
+    group: unknown,
   ): Promise<Record<string, any>[]> {
     const { table, id: key, owner: o, until } = this.c;
     const order = [opts.orderBy].flat();
@@ -285,7 +289,7 @@ export class Lease {
       ...(opts.where?.params ?? []),
       opts.limit,
       opts.perGroup,
-      opts.lockedGroup,
+      group,
       h.now,
       ...sets.values,
     ]);
@@ -336,6 +340,17 @@ export interface BatchOptions {
    * `locked`.
    */
   lockedGroup?: unknown;
+  /**
+   * `lockedGroup` without the group's lock, for a caller that released `limit` or more of this
+   * group's held rows earlier in its transaction (finished attempts handing their slots on):
+   * claiming no more than it released, in the transaction that releases them, leaves the group's
+   * held count where it was whatever others commit meanwhile (a claimer under the lock counts
+   * either both sides of it or neither; two hand-overs lock different rows: SKIP LOCKED), so
+   * hand-overs at one group do not queue behind each other's commits. A row another transaction
+   * has locked is skipped: the caller finds fewer than it asked for and claims again under the
+   * lock after its commit.
+   */
+  handOver?: unknown;
 }
 
 /**

@@ -95,4 +95,70 @@ if (pg)
     }
   });
 
+if (pg)
+  t('hand-overs and claims of two instances racing: the limit holds, each event once', async () => {
+    // Finishing attempts hand their slots on without the endpoint's lock (no more claimed than
+    // released); claims under the lock race them from both instances all along.
+    const a = await boot({ env: { WEBHOOK_ALLOW_PRIVATE_TARGETS: 'true' } });
+    const db = createDb(a.database.url, { schema: a.database.schema });
+    const b = await boot({
+      database: { ...a.database, db },
+      env: { WEBHOOK_ALLOW_PRIVATE_TARGETS: 'true' },
+    });
+    let open = 0;
+    let most = 0;
+    const rcv = await startReceiver(async () => {
+      most = Math.max(most, ++open);
+      await new Promise((r) => setTimeout(r, Math.random() * 3));
+      open--;
+      return { status: 204 };
+    });
+    try {
+      const hook = await createWebhook(a, rcv.url, { event_types: ['tag.removed'] });
+      const n = PER_ENDPOINT * 15;
+      const events = await transaction(a.app.db, async (tx) => {
+        const out: string[] = [];
+        for (let i = 0; i < n; i++) {
+          const data = { user_id: String(i + 1), tag: { id: '1', name: `t${i}` } };
+          const e = await a.app.services.events.record(
+            { tx },
+            { accountId: a.accountId, type: 'tag.removed', data },
+          );
+          out.push(`evt_${e.id}`);
+        }
+        return out;
+      });
+      const ids = (
+        await a.app.db('webhook_deliveries').where('endpoint_id', Number(hook.id)).orderBy('id')
+      ).map((d: any) => Number(d.id));
+      // Claims from both instances, a few at a time, while the first attempts finish and hand on.
+      for (let i = 0; i < ids.length; i += 6)
+        await Promise.all(
+          ids
+            .slice(i, i + 6)
+            .flatMap((id) => [
+              a.app.services.webhookDispatcher.dispatch(id),
+              b.app.services.webhookDispatcher.dispatch(id),
+            ]),
+        );
+      const list = await settle(
+        a,
+        hook.id,
+        (l) => l.length === n && l.every((d) => d.status === 'delivered'),
+      );
+      assert.ok(
+        list.every((d) => d.attempts_count === 1),
+        'one attempt each',
+      );
+      const got = rcv.received.map((r) => String(r.headers['webhook-id']));
+      assert.equal([...got].sort(), [...events].sort(), 'every event once');
+      assert.ok(most <= PER_ENDPOINT, `${most} attempts at once`);
+      assert.is(most, PER_ENDPOINT, 'the endpoint was full at times');
+    } finally {
+      await b.close();
+      await a.close();
+      await rcv.close();
+    }
+  });
+
 t.run();

@@ -8,8 +8,9 @@
 // counts the endpoint's held rows under its advisory lock of the endpoint); a lease of a worker
 // that died is taken over once it has run out, and counted in `lease_takeovers`. An endpoint that
 // is full has its deliveries wait, due: each attempt there, when it finishes, records its outcome
-// and claims the next due ones in the same transaction (its slot passes on), waiting for the
-// endpoint's lock rather than skipping it, so no free slot goes unseen. Outcomes at one endpoint
+// and claims the next due ones in the same transaction (its slot passes on, without the
+// endpoint's lock: no more are claimed than released), and claims again under the lock after its
+// commit when it handed on fewer than it freed, so no free slot goes unseen. Outcomes at one endpoint
 // that finish while a transaction records others wait for the next one (a group commit).
 //
 // Scheduling is the job engine's: a retry is a job with its run_at, a replay a job. What a job
@@ -244,9 +245,18 @@ export class WebhookDispatcher {
     this.waiters.shift()?.();
   }
 
-  /** The endpoint, its account's state and its signing secrets, read taking the endpoint's lock. */
-  private read({ tx }: { tx: Tx }, endpointId: number, now: string): Promise<ClaimRead | null> {
-    return endpointsRepo.forClaim({ tx }, endpointId, now, leases.groupLock({ tx }, endpointId));
+  /**
+   * The endpoint, its account's state and its signing secrets, read taking the endpoint's lock
+   * (PostgreSQL), or without it for a hand-over (see finish).
+   */
+  private read(
+    { tx }: { tx: Tx },
+    endpointId: number,
+    now: string,
+    lock = true,
+  ): Promise<ClaimRead | null> {
+    const locking = lock ? leases.groupLock({ tx }, endpointId) : null;
+    return endpointsRepo.forClaim({ tx }, endpointId, now, locking);
   }
 
   /**
@@ -255,14 +265,16 @@ export class WebhookDispatcher {
    * its lock (PostgreSQL), one counts the endpoint's held deliveries, chooses and claims the
    * candidates and reads their events (the lease primitive's `lockedGroup`; SQLite: a read and an
    * update), whatever their number. An endpoint that no longer sends closes what is due there
-   * instead.
+   * instead. `handOver`: the caller released `max` of the endpoint's leases earlier in this
+   * transaction and does not hold the lock (the lease primitive's `handOver`).
    */
   private async claim(
     { tx }: { tx: Tx },
     endpointId: number,
     max: number,
-    /** Read by the caller in this transaction (this.read: the lock is held). */
+    /** Read by the caller in this transaction (this.read: the lock is held, or `handOver`). */
     read?: ClaimRead,
+    handOver = false,
   ): Promise<Claim[]> {
     const now = this.iso();
     const found = read ?? (await this.read({ tx }, endpointId, now));
@@ -289,7 +301,7 @@ export class WebhookDispatcher {
         columns: ['*', ...repo.eventColumns],
         // One endpoint: the first `max` due are the ones to claim.
         candidates: max,
-        lockedGroup: endpointId,
+        ...(handOver ? { handOver: endpointId } : { lockedGroup: endpointId }),
       },
     );
     if (rows.length === 0) return [];
@@ -466,8 +478,8 @@ export class WebhookDispatcher {
    * Records the attempts (of one endpoint), releasing their leases, and what follows from each
    * (a retry or a replay: a job). With `handOver`, their slots go to the endpoint's next due
    * deliveries, claimed here (`next`); `look` when a slot was left over (or not handed over).
-   * PostgreSQL, for any number of outcomes: BEGIN, the endpoint with its lock, the outcomes
-   * (deliveries and attempts), the claim, COMMIT; a job per retry or replay left.
+   * PostgreSQL, for any number of outcomes: BEGIN, the endpoint, the outcomes (deliveries and
+   * attempts), the claim, COMMIT; a job per retry or replay left.
    */
   private async finish(
     { tx }: { tx: Tx },
@@ -475,9 +487,12 @@ export class WebhookDispatcher {
     handOver: boolean,
   ): Promise<{ next: Claim[]; look: boolean }> {
     const endpointId = outcomes[0]!.claim.endpointId;
-    // First, the endpoint's lock (the hand-over claim below needs it; finishing attempts at one
-    // endpoint take turns across instances), with the read that claim uses.
-    const read = (await this.read({ tx }, endpointId, this.iso()))!;
+    // The endpoint, for the outcomes and the hand-over claim, without its lock: the claim takes
+    // no more slots than the outcomes release in this transaction, so the endpoint's count of
+    // attempts under way never grows here, and finishing attempts at one endpoint in several
+    // instances commit side by side instead of one after the other (one commit per process and
+    // endpoint at a time: this.outcomes).
+    const read = (await this.read({ tx }, endpointId, this.iso(), false))!;
     const { endpoint } = read;
     const now = this.clock.now();
     const iso = now.toISOString();
@@ -534,8 +549,9 @@ export class WebhookDispatcher {
       });
     }
     const byId = new Map(rows.map((r) => [r.id, r]));
-    // Only the deliveries whose lease was still the attempt's were written.
-    for (const { id, replaysPending } of await repo.recordOutcomes({ tx }, rows, iso)) {
+    // Only the deliveries whose lease was still the attempt's were written (and released).
+    const released = await repo.recordOutcomes({ tx }, rows, iso);
+    for (const { id, replaysPending } of released) {
       const r = byId.get(id)!;
       const payload = { delivery_id: id, endpoint_id: endpoint.id };
       // A replay left (asked before or during this attempt): due now, a job for it.
@@ -551,7 +567,9 @@ export class WebhookDispatcher {
     // This process has callers waiting for slots: the endpoint's next ones wait their turn.
     if (!handOver) return { next: [], look: true };
     if (!read.accountActive) return { next: [], look: false };
-    const next = await this.claim({ tx }, endpoint.id, outcomes.length, read);
+    // As many as were released, at most: a lease taken over meanwhile (it ran out) freed no slot.
+    const next =
+      released.length > 0 ? await this.claim({ tx }, endpoint.id, released.length, read, true) : [];
     return { next, look: next.length < outcomes.length };
   }
 }
