@@ -1068,7 +1068,15 @@ async function extras(): Promise<string[][]> {
   const where = (e: Engine) => (e === 'postgres' ? PG_URL! : 'sqlite');
   if (ONLY.has('webhooks')) {
     const rows: string[][] = [
-      ['engine', 'events', 'p50 ms', 'p99 ms', 'burst deliveries/s', 'statements/delivery'],
+      [
+        'engine',
+        'events',
+        'p50 ms',
+        'p99 ms',
+        'burst deliveries/s',
+        'statements/delivery',
+        'CPU ms/delivery',
+      ],
     ];
     // PostgreSQL also with the workers in two `npm run worker` processes (the scale-out shape).
     const runs: [Engine, number][] = ENGINES.flatMap((e): [Engine, number][] =>
@@ -1092,6 +1100,14 @@ async function extras(): Promise<string[][]> {
         // Those of the bench process's own pool (the worker processes' are not counted).
         // (SQLite's hot statements bypass knex, so it has no count.)
         workers || e === 'sqlite' ? '-' : fmt(r.burst.queriesPerDelivery, 1),
+        // Every process of it (the bench's, the workers') and the database's backends: what a
+        // delivery costs the machine, steadier than deliveries/s on a shared one.
+        fmt(
+          r.burst.cpuMsPerDelivery +
+            (r.burst.workersCpuMsPerDelivery ?? 0) +
+            (r.burst.databaseCpuMsPerDelivery ?? 0),
+          2,
+        ),
       ]);
       if (workers)
         targets.push([
