@@ -1,6 +1,7 @@
 // The only reader of process.env. Everything else receives a frozen Config.
 import path from 'node:path';
 import { ConfigError } from './startup.ts';
+import { PER_ENDPOINT } from './domain/webhooks/schedule.ts';
 
 export interface Config {
   host: string;
@@ -149,7 +150,12 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
       false,
       'WEBHOOK_ALLOW_PRIVATE_TARGETS',
     ),
-    webhookPerEndpoint: positive(env.WEBHOOK_PER_ENDPOINT, 4, 'WEBHOOK_PER_ENDPOINT', 64),
+    webhookPerEndpoint: positive(
+      env.WEBHOOK_PER_ENDPOINT,
+      PER_ENDPOINT,
+      'WEBHOOK_PER_ENDPOINT',
+      64,
+    ),
     secretsKey: env.SECRETS_KEY || undefined,
     smtpUrl: env.SMTP_URL || undefined,
     emailFrom: env.EMAIL_FROM || 'School Platform <no-reply@school.invalid>',

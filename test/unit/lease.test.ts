@@ -313,6 +313,57 @@ t(
 );
 t('a claim of one locked group (lockedGroup): the cap holds', capHolds({ lockedGroup: 7 }));
 
+t(
+  'a hand-over (PostgreSQL) claims without the lock, what it released at most, skipping locked rows',
+  async ({ database }) => {
+    const { db } = database;
+    if (!isPostgres(db)) return;
+    await reset(
+      db,
+      [1, 2, 3, 4, 5].map((id) => ({ id, grp: 7 })),
+    );
+    await db('lease_t')
+      .whereIn('id', [1, 2])
+      .update({ holder: 'p', held_until: at(100) });
+    // Another claimer holds the group's lock and has row 3 locked, uncommitted.
+    let release!: () => void;
+    const hold = new Promise<void>((r) => (release = r));
+    let locked = false;
+    const one = db.transaction(async (tx) => {
+      await lease.lockGroup({ tx }, 7);
+      await tx.raw('SELECT id FROM lease_t WHERE id = 3 FOR UPDATE');
+      locked = true;
+      await hold;
+    });
+    while (!locked) await new Promise((r) => setTimeout(r, 5));
+    // p's attempt on row 1 finishes: its transaction frees the slot and hands it on at once.
+    const handed = await transaction(db, async (tx) => {
+      assert.ok(await lease.release({ tx }, 1, 'p', { note: 'done' }));
+      return lease.claimBatchRows(
+        { tx },
+        { owner: 'p', now: at(10), until: at(40) },
+        {
+          group: 'grp',
+          perGroup: 2,
+          limit: 1,
+          orderBy: ['id'],
+          where: { sql: 'grp = ? AND note IS NULL', params: [7] },
+          handOver: 7,
+          columns: ['id'],
+        },
+      );
+    });
+    release();
+    await one;
+    // Row 3 was locked: skipped, not waited for; one claimed for the one released.
+    assert.equal(
+      handed.map((r) => Number(r.id)),
+      [4],
+    );
+    assert.equal(await db('lease_t').whereNotNull('holder').orderBy('id').pluck('id'), [2, 4]);
+  },
+);
+
 t('a claim of one locked group returns the rows as they were, in order', async ({ database }) => {
   const { db } = database;
   await reset(db, [...[5, 4, 3, 2, 1].map((id) => ({ id, grp: 7 })), { id: 6, grp: 8 }]);

@@ -5,6 +5,7 @@
 import { suite } from 'uvu';
 import * as assert from 'uvu/assert';
 import { createDb } from '../../src/db/knex.ts';
+import { Lease } from '../../src/db/lease.ts';
 import { transaction } from '../../src/db/tx.ts';
 import { PER_ENDPOINT } from '../../src/domain/webhooks/schedule.ts';
 import { boot } from '../helpers/app.ts';
@@ -115,7 +116,7 @@ if (pg)
     });
     try {
       const hook = await createWebhook(a, rcv.url, { event_types: ['tag.removed'] });
-      const n = PER_ENDPOINT * 15;
+      const n = PER_ENDPOINT * 6;
       const events = await transaction(a.app.db, async (tx) => {
         const out: string[] = [];
         for (let i = 0; i < n; i++) {
@@ -160,5 +161,69 @@ if (pg)
       await rcv.close();
     }
   });
+
+if (pg)
+  t(
+    'a finished attempt hands its slot on while another claimer holds the endpoint lock',
+    async () => {
+      // One slot: the second delivery goes out only through the first attempt's hand-over, which
+      // does not wait for the endpoint's lock (no more claimed than released).
+      const a = await boot({
+        env: { WEBHOOK_ALLOW_PRIVATE_TARGETS: 'true', WEBHOOK_PER_ENDPOINT: '1' },
+      });
+      const side = createDb(a.database.url, { schema: a.database.schema });
+      const leases = new Lease({
+        table: 'webhook_deliveries',
+        owner: 'lease_owner',
+        until: 'lease_until',
+      });
+      let unlock!: () => void;
+      const held = new Promise<void>((r) => (unlock = r));
+      let holder: Promise<void> | null = null;
+      const rcv = await startReceiver(async (_req, count) => {
+        if (count === 1) {
+          // While the first attempt is under way, someone takes the endpoint's lock and keeps it.
+          let locked!: () => void;
+          const taken = new Promise<void>((r) => (locked = r));
+          holder = side.transaction(async (tx) => {
+            await leases.lockGroup({ tx }, Number(hook.id));
+            locked();
+            await held;
+          });
+          await taken;
+        }
+        return { status: 204 };
+      });
+      const hook = await createWebhook(a, rcv.url, { event_types: ['tag.removed'] });
+      try {
+        await transaction(a.app.db, async (tx) => {
+          for (let i = 0; i < 2; i++)
+            await a.app.services.events.record(
+              { tx },
+              {
+                accountId: a.accountId,
+                type: 'tag.removed',
+                data: { user_id: String(i + 1), tag: { id: '1', name: `t${i}` } },
+              },
+            );
+        });
+        const [first] = await a.app
+          .db('webhook_deliveries')
+          .where('endpoint_id', Number(hook.id))
+          .orderBy('id')
+          .pluck('id');
+        await a.app.services.webhookDispatcher.dispatch(Number(first));
+        // Both arrive while the lock is still held.
+        await rcv.waitFor(2, 3000);
+        assert.is(rcv.received.length, 2);
+      } finally {
+        unlock();
+        await holder;
+        await side.destroy();
+        await a.close();
+        await rcv.close();
+      }
+    },
+  );
 
 t.run();

@@ -24,3 +24,24 @@ export function coalesce<T>(task: () => Promise<T>): () => Promise<T> {
   };
   return run;
 }
+
+/**
+ * `coalesce` per key: one run of `task(key)` at a time for each key, callers for a key that
+ * arrive while it runs sharing its next run; keys run independently of each other. A key is
+ * forgotten once nobody waits for it.
+ */
+export function coalesceBy<K, T>(task: (key: K) => Promise<T>): (key: K) => Promise<T> {
+  const runs = new Map<K, { run: () => Promise<T>; callers: number }>();
+  return (key) => {
+    let entry = runs.get(key);
+    if (!entry) {
+      entry = { run: coalesce(() => task(key)), callers: 0 };
+      runs.set(key, entry);
+    }
+    const e = entry;
+    e.callers++;
+    return e.run().finally(() => {
+      if (--e.callers === 0 && runs.get(key) === e) runs.delete(key);
+    });
+  };
+}

@@ -11,8 +11,8 @@ export const WINDOW_MS = RETRY_MS.reduce((a, b) => a + b, 0);
 export const DELIVER_TASK = 'webhook.deliver';
 /** An attempt's hold on its delivery: the 15 s timeout plus ample time to record the outcome. */
 export const LEASE_MS = 60_000;
-export const PER_ENDPOINT = 4;
-export const PER_PROCESS = 64;
+export const PER_ENDPOINT = 16;
+export const PER_PROCESS = 256;
 
 /** Sealed secrets are bound to their endpoint: a row copied elsewhere does not open. */
 export const secretContext = (endpointId: number) => `webhook_endpoint:${endpointId}`;
