@@ -78,7 +78,9 @@ export async function createServices({ config, db, clock, logger, ...deps }: Ser
     logger,
     config.webhookPerEndpoint,
   );
-  const webhookFanOut = new WebhookFanOut(clock, jobs, eventCatalog);
+  const webhookFanOut = new WebhookFanOut(clock, jobs, eventCatalog, (id) =>
+    webhookDispatcher.claimSoon(id),
+  );
   events.onRecord(
     (tx, event, rows) => webhookFanOut.fanOut({ tx }, event, rows),
     (tx, list, rows) => webhookFanOut.fanOutMany({ tx }, list, rows),

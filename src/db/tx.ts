@@ -47,3 +47,20 @@ export function inTransaction<T>(
 ): Promise<T> {
   return tx ? fn(tx) : transaction(db, fn);
 }
+
+/**
+ * PostgreSQL: resolves once the outermost transaction of `tx` has ended, true when it committed,
+ * false when it rolled back (a savepoint's end is not its commit). Null on SQLite, whose
+ * transactions are group-committed (onSqliteCommit), and outside a transaction.
+ */
+export function afterCommit(tx: Tx): Promise<boolean> | null {
+  if (!isPostgres(tx) || !tx.isTransaction) return null;
+  let top = tx as Tx & { parentTransaction?: Tx; executionPromise?: Promise<unknown> };
+  while (top.parentTransaction) top = top.parentTransaction as typeof top;
+  return (
+    top.executionPromise?.then(
+      () => true,
+      () => false,
+    ) ?? null
+  );
+}

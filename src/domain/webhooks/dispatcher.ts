@@ -213,6 +213,16 @@ export class WebhookDispatcher {
     return { runs: claims.map((claim) => this.run(claim)) };
   }
 
+  /**
+   * Claims what the endpoint has due now, in the background (a recording transaction has just
+   * committed there: see WebhookFanOut); a failure is logged, and the endpoint's job claims it.
+   */
+  claimSoon(endpointId: number): void {
+    void this.dispatchEndpoint(endpointId).catch((err) =>
+      this.logger.error({ err, endpoint: endpointId }, 'webhook dispatch failed'),
+    );
+  }
+
   private run(claim: Claim): Promise<void> {
     const run = this.attempts(claim).finally(() => {
       this.inflight.delete(run);

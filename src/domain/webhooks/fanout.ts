@@ -3,6 +3,7 @@
 // asks for one more attempt of an existing delivery. Both commit or roll back with the caller.
 import type { Clock } from '../../clock.ts';
 import { isPostgres, type Tx } from '../../db/engine.ts';
+import { afterCommit } from '../../db/tx.ts';
 import { AppError } from '../../errors.ts';
 import type { JobEngine } from '../../jobs/types.ts';
 import type { EventCatalog } from '../events/catalog.ts';
@@ -17,11 +18,27 @@ export class WebhookFanOut {
   private readonly clock: Clock;
   private readonly jobs: JobEngine;
   private readonly catalog: EventCatalog;
+  /**
+   * PostgreSQL, in a process that runs the job engine: once the recording transaction has
+   * committed, its endpoints' due deliveries are claimed here at once (the dispatcher, whose
+   * claims coalesce per endpoint), without waiting for graphile-worker to pick their job up (a
+   * notification, then a fetch by a runner of each lane of each process: 5 ms at the median and
+   * 11 at p99 on the bench machine, most of an event's way to its receiver). The job stays, for
+   * a process that stops first: when it runs it finds nothing left to claim (one read). SQLite's
+   * job engine is woken by the commit itself.
+   */
+  private readonly claimAfterCommit: ((endpointId: number) => void) | null;
 
-  constructor(clock: Clock, jobs: JobEngine, catalog: EventCatalog) {
+  constructor(
+    clock: Clock,
+    jobs: JobEngine,
+    catalog: EventCatalog,
+    claimAfterCommit: ((endpointId: number) => void) | null = null,
+  ) {
     this.clock = clock;
     this.jobs = jobs;
     this.catalog = catalog;
+    this.claimAfterCommit = claimAfterCommit;
   }
 
   private iso(): string {
@@ -114,6 +131,8 @@ export class WebhookFanOut {
   private async wake({ tx }: { tx: Tx }, created: { id: number; endpointId: number }[]) {
     let woken = this.woken.get(tx);
     if (!woken) this.woken.set(tx, (woken = new Set()));
+    const claim = this.claimAfterCommit;
+    const committed = claim && this.jobs.status === 'running' ? afterCommit(tx) : null;
     for (const d of created) {
       if (woken.has(d.endpointId)) continue;
       woken.add(d.endpointId);
@@ -122,6 +141,7 @@ export class WebhookFanOut {
         delivery_id: d.id,
         endpoint_id: d.endpointId,
       });
+      if (committed) void committed.then((ok) => ok && claim!(d.endpointId));
     }
   }
 
