@@ -8,21 +8,47 @@ import { createDb } from '../../src/db/knex.ts';
 import { Lease } from '../../src/db/lease.ts';
 import { transaction } from '../../src/db/tx.ts';
 import { PER_ENDPOINT } from '../../src/domain/webhooks/schedule.ts';
-import { boot } from '../helpers/app.ts';
+import { boot, type Booted } from '../helpers/app.ts';
 import { startReceiver } from '../helpers/receiver.ts';
 import { createWebhook, settle } from '../helpers/webhooks.ts';
 
 const t = suite('webhooks: two instances, one endpoint');
 const pg = Boolean(process.env.TEST_DATABASE_URL);
 
+/** Two apps (each with its own pool) on one schema. */
+async function twoInstances(): Promise<[Booted, Booted]> {
+  const a = await boot({ env: { WEBHOOK_ALLOW_PRIVATE_TARGETS: 'true' } });
+  const db = createDb(a.database.url, { schema: a.database.schema });
+  const b = await boot({
+    database: { ...a.database, db },
+    env: { WEBHOOK_ALLOW_PRIVATE_TARGETS: 'true' },
+  });
+  return [a, b];
+}
+
+/** `n` events recorded in one transaction of `a`: their ids, and their deliveries' ids at `hookId`. */
+async function recordEvents(a: Booted, hookId: string, n: number) {
+  const events = await transaction(a.app.db, async (tx) => {
+    const out: string[] = [];
+    for (let i = 0; i < n; i++) {
+      const data = { user_id: String(i + 1), tag: { id: '1', name: `t${i}` } };
+      const e = await a.app.services.events.record(
+        { tx },
+        { accountId: a.accountId, type: 'tag.removed', data },
+      );
+      out.push(`evt_${e.id}`);
+    }
+    return out;
+  });
+  const ids = (
+    await a.app.db('webhook_deliveries').where('endpoint_id', Number(hookId)).orderBy('id')
+  ).map((d: any) => Number(d.id));
+  return { events, ids };
+}
+
 if (pg)
   t('the per-endpoint limit holds across two dispatchers; each event once', async () => {
-    const a = await boot({ env: { WEBHOOK_ALLOW_PRIVATE_TARGETS: 'true' } });
-    const db = createDb(a.database.url, { schema: a.database.schema });
-    const b = await boot({
-      database: { ...a.database, db },
-      env: { WEBHOOK_ALLOW_PRIVATE_TARGETS: 'true' },
-    });
+    const [a, b] = await twoInstances();
     // Requests are held until released: what both instances claimed is under way at once.
     let open = 0;
     let most = 0;
@@ -37,25 +63,7 @@ if (pg)
     try {
       const hook = await createWebhook(a, rcv.url, { event_types: ['tag.removed'] });
       const n = PER_ENDPOINT * 6;
-      const events = await transaction(a.app.db, async (tx) => {
-        const out: string[] = [];
-        for (let i = 0; i < n; i++) {
-          const data = { user_id: String(i + 1), tag: { id: '1', name: `t${i}` } };
-          const e = await a.app.services.events.record(
-            { tx },
-            {
-              accountId: a.accountId,
-              type: 'tag.removed',
-              data,
-            },
-          );
-          out.push(`evt_${e.id}`);
-        }
-        return out;
-      });
-      const ids = (
-        await a.app.db('webhook_deliveries').where('endpoint_id', Number(hook.id)).orderBy('id')
-      ).map((d: any) => Number(d.id));
+      const { events, ids } = await recordEvents(a, hook.id, n);
       assert.is(ids.length, n);
       // Both dispatchers go for every delivery at once (as jobs of two instances would).
       const started = await Promise.all(
@@ -100,12 +108,7 @@ if (pg)
   t('hand-overs and claims of two instances racing: the limit holds, each event once', async () => {
     // Finishing attempts hand their slots on without the endpoint's lock (no more claimed than
     // released); claims under the lock race them from both instances all along.
-    const a = await boot({ env: { WEBHOOK_ALLOW_PRIVATE_TARGETS: 'true' } });
-    const db = createDb(a.database.url, { schema: a.database.schema });
-    const b = await boot({
-      database: { ...a.database, db },
-      env: { WEBHOOK_ALLOW_PRIVATE_TARGETS: 'true' },
-    });
+    const [a, b] = await twoInstances();
     let open = 0;
     let most = 0;
     const rcv = await startReceiver(async () => {
@@ -117,21 +120,7 @@ if (pg)
     try {
       const hook = await createWebhook(a, rcv.url, { event_types: ['tag.removed'] });
       const n = PER_ENDPOINT * 6;
-      const events = await transaction(a.app.db, async (tx) => {
-        const out: string[] = [];
-        for (let i = 0; i < n; i++) {
-          const data = { user_id: String(i + 1), tag: { id: '1', name: `t${i}` } };
-          const e = await a.app.services.events.record(
-            { tx },
-            { accountId: a.accountId, type: 'tag.removed', data },
-          );
-          out.push(`evt_${e.id}`);
-        }
-        return out;
-      });
-      const ids = (
-        await a.app.db('webhook_deliveries').where('endpoint_id', Number(hook.id)).orderBy('id')
-      ).map((d: any) => Number(d.id));
+      const { events, ids } = await recordEvents(a, hook.id, n);
       // Claims from both instances, a few at a time, while the first attempts finish and hand on.
       for (let i = 0; i < ids.length; i += 6)
         await Promise.all(
