@@ -184,10 +184,20 @@ const kinds: [string, number[][]][] = [
   ['stmt', slow],
 ];
 const sorted = win.map((r, i) => ({ r, ms: lat[i]! })).sort((a, b) => a.ms - b.ms);
+// The stages' means (as above) over a set of requests; a request without a stage is left out.
+const STAGES = [0, 2, 3, 4, 5, 6, 7, 1];
+const stageMeans = (set: typeof sorted) =>
+  STAGES.slice(1)
+    .map((b, i) => {
+      const a = STAGES[i]!;
+      const xs = set.map((s) => (s.r as number[])[b]! - (s.r as number[])[a]!);
+      return f(mean(xs.filter((x) => !Number.isNaN(x))));
+    })
+    .join(' / ');
 const share = (label: string, set: typeof sorted) => {
   const parts = kinds.map(([k, xs]) => `${k} ${f(mean(set.map((s) => overlap(s.r, xs))))}`);
   console.log(
-    `${label.padEnd(22)} latency ${f(mean(set.map((s) => s.ms)))} ms; overlap: ${parts.join(', ')}`,
+    `${label.padEnd(22)} latency ${f(mean(set.map((s) => s.ms)))} ms; overlap: ${parts.join(', ')}; stages ${stageMeans(set)}`,
   );
 };
 share('slowest 1%', sorted.slice(Math.floor(sorted.length * 0.99)));
