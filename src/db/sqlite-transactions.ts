@@ -46,6 +46,13 @@ export class SqliteTransactions {
   commits = 0;
   /** Called after every COMMIT (the SQLite job runner wakes on it: enqueued jobs are visible). */
   readonly committed = new Set<() => void>();
+  /**
+   * Called once per group after its outcomes are announced, when what they set off has run up to
+   * its first wait on I/O or a timer (process.nextTick: after the microtasks). The audit trail
+   * writes its callers' entries there, in the same turn, instead of a turn later behind the
+   * next requests' reads (docs/speed.md, "The SQLite POST tail").
+   */
+  readonly settled = new Set<() => void>();
   private readonly db: Db;
   private readonly jobTimeoutMs: number;
 
@@ -218,5 +225,10 @@ export class SqliteTransactions {
       else if (ok) job.resolve(value);
       else job.reject(error);
     }
+    if (this.settled.size > 0) process.nextTick(() => this.announceSettled());
+  }
+
+  private announceSettled(): void {
+    for (const listener of this.settled) listener();
   }
 }

@@ -64,3 +64,13 @@ export function afterCommit(tx: Tx): Promise<boolean> | null {
     ) ?? null
   );
 }
+
+/**
+ * SQLite: calls fn once per group of transaction()s, after their callers were told and ran on up
+ * to their next wait (SqliteTransactions.settled); returns the unsubscribe function.
+ */
+export function onSqliteSettled(db: Db, fn: () => void): () => void {
+  const { settled } = sqliteGroup(db);
+  settled.add(fn);
+  return () => settled.delete(fn);
+}

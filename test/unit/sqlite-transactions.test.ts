@@ -59,6 +59,33 @@ test('jobs waiting together share one commit, and each hears of it only once it 
   });
 });
 
+test("settled listeners run once per group, after its callers' continuations, in the same turn", async () => {
+  await withDb(async (db) => {
+    const group = new SqliteTransactions(db);
+    const seen: string[] = [];
+    let turned = false;
+    group.settled.add(() => seen.push(`settled (next turn: ${turned})`));
+    const jobs = ['a', 'b', 'c'].map(async (body) => {
+      await group.run(async (tx) => {
+        await tx('t').insert({ body });
+        // Queued while the group runs: anything deferred to the next turn comes after it.
+        if (body === 'c') setImmediate(() => (turned = true));
+      });
+      // A caller's work after its commit that does not wait on I/O: a response's rendering.
+      await Promise.resolve();
+      seen.push(body);
+    });
+    await Promise.all(jobs);
+    await new Promise((resolve) => setImmediate(resolve));
+    assert.ok(turned);
+    assert.equal(seen, ['a', 'b', 'c', 'settled (next turn: false)']);
+    // A group that fails is announced too.
+    await group.run((tx) => tx('t').insert({ body: 'orphan', parent_id: 42 })).catch(() => null);
+    await new Promise((resolve) => setImmediate(resolve));
+    assert.equal(seen.slice(4), ['settled (next turn: true)']);
+  });
+});
+
 test('a failing job is rolled back alone; the others of its group commit', async () => {
   await withDb(async (db, other) => {
     const group = new SqliteTransactions(db);

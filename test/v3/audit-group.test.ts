@@ -1,23 +1,25 @@
 // Audit entries are group-written: entries recorded while a write is under way go together in
 // the next INSERT (src/domain/audit/repo.ts), so on PostgreSQL a busy instance commits the trail
-// once per round trip, not once per request. PostgreSQL only: there a write can be held open (a
-// lock taken by another transaction) to see what queues behind it.
+// once per round trip, not once per request. PostgreSQL: there a write can be held open (a lock
+// taken by another transaction) to see what queues behind it. SQLite: the entries recorded by the
+// requests of a group commit are written as it settles, in its turn (the POST tail).
 import { suite } from 'uvu';
 import * as assert from 'uvu/assert';
 import type { AuditEntry } from '../../src/domain/audit/repo.ts';
+import { transaction } from '../../src/db/tx.ts';
 import { boot, type Booted } from '../helpers/app.ts';
 
 const PG = Boolean(process.env.TEST_DATABASE_URL);
 
 const t = suite<{ b: Booted }>('audit group writes');
 const test = PG ? t : t.skip;
-if (!PG) console.log('  SKIP audit group writes: PostgreSQL only (set TEST_DATABASE_URL).');
+const sqlite = PG ? t.skip : t;
 
 t.before(async (ctx) => {
-  if (PG) ctx.b = await boot();
+  ctx.b = await boot();
 });
 t.after(async (ctx) => {
-  if (PG) await ctx.b.close();
+  await ctx.b.close();
 });
 
 const entry = (b: Booted, n: number): AuditEntry => ({
@@ -67,6 +69,21 @@ test('entries recorded during a write share the next one', async ({ b }) => {
   const second = JSON.stringify(inserts[1]);
   assert.ok(second.includes('req_group_2') && second.includes('req_group_3'), second);
   assert.not.ok(second.includes('req_group_1'), second);
+});
+
+sqlite("SQLite: a group commit's callers' entries are written in its turn", async ({ b }) => {
+  let turned = false;
+  const written = transaction(b.app.db, async (tx) => {
+    await tx('accounts').where('id', b.accountId).first();
+    // Queued while the group runs: a write left to the next turn would come after it.
+    setImmediate(() => (turned = true));
+  }).then(async () => {
+    await b.app.services.audit.record(entry(b, 10));
+    return turned;
+  });
+  assert.is(await written, false);
+  const kept = await b.app.services.audit.get(b.accountId, 'req_group_10');
+  assert.is(kept?.requestId, 'req_group_10');
 });
 
 t.run();

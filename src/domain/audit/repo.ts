@@ -1,6 +1,7 @@
 import type { Db, Tx } from '../../db/knex.ts';
 import { purgeInIdOrder } from '../../db/purge.ts';
 import { isPostgres } from '../../db/knex.ts';
+import { onSqliteSettled } from '../../db/tx.ts';
 import { insertJson, insertMany } from '../../db/statements.ts';
 import { keyset, pages, type PageParams, type PageResult } from '../../db/page.ts';
 import type { CursorCodec } from '../../db/cursor.ts';
@@ -154,6 +155,14 @@ export class AuditService {
     this.db = db;
     this.retentionDays = retentionDays;
     this.cursors = cursors;
+    // On SQLite the requests of a group commit record their entries as it settles: written there
+    // and then, they answer in that turn (a turn later, they waited behind every request read in
+    // between: the POST tail, docs/speed.md). One service per database for its lifetime, so the
+    // listener is never removed.
+    if (!isPostgres(db as Db))
+      onSqliteSettled(db as Db, () => {
+        if (!this.writing && this.pending.length > 0) void this.flush();
+      });
   }
 
   /** Deletes the entries created before `cutoff` (see purgeInIdOrder); returns how many. */
@@ -171,7 +180,10 @@ export class AuditService {
   private schedule(): void {
     if (this.scheduled || this.writing || !this.pending.length) return;
     this.scheduled = true;
-    setImmediate(() => void this.flush());
+    // Not if a group's settling wrote them in the meantime (flush clears `scheduled`).
+    setImmediate(() => {
+      if (this.scheduled) void this.flush();
+    });
   }
 
   private async flush(): Promise<void> {
