@@ -38,6 +38,9 @@ const stepColumns = (steps: RecordStep[]) =>
     .join('');
 const stepParams = (steps: RecordStep[]) => steps.flatMap((s) => s.params);
 
+/** insertNotifying's statement by its steps' texts (a few: with and without the fan-out). */
+const notifyingTexts = new Map<string, string>();
+
 export interface EventFilters {
   type?: string;
   createdAfter?: string;
@@ -71,14 +74,26 @@ export const eventsRepo = {
     steps: RecordStep[] = [],
   ): Promise<{ id: number; rows: unknown[][] }> {
     const r = row(e);
-    // A named statement (planned once per connection): the text varies only with the steps.
-    const found = await firstRow<Record<string, unknown>>(
-      { tx },
-      'WITH e AS (INSERT INTO events (account_id, type, version, data, created_at) ' +
+    // A named statement (planned once per connection): the text varies only with the steps, so
+    // it is written once per steps' texts rather than on every event.
+    const key = steps.length === 0 ? '' : steps.map((s) => s.sql).join('\0');
+    let sql = notifyingTexts.get(key);
+    if (sql === undefined) {
+      sql =
+        'WITH e AS (INSERT INTO events (account_id, type, version, data, created_at) ' +
         `VALUES (?, ?, ?, ?, ?) RETURNING ${RETURNED})${withSteps(steps)} ` +
-        `SELECT id, pg_notify(?, account_id || ':' || id)${stepColumns(steps)} FROM e`,
-      [r.account_id, r.type, r.version, r.data, r.created_at, ...stepParams(steps), channel],
-    );
+        `SELECT id, pg_notify(?, account_id || ':' || id)${stepColumns(steps)} FROM e`;
+      if (notifyingTexts.size < 100) notifyingTexts.set(key, sql);
+    }
+    const found = await firstRow<Record<string, unknown>>({ tx }, sql, [
+      r.account_id,
+      r.type,
+      r.version,
+      r.data,
+      r.created_at,
+      ...stepParams(steps),
+      channel,
+    ]);
     return { id: Number(found!.id), rows: steps.map((_, i) => found![`step_${i}`] as unknown[]) };
   },
 

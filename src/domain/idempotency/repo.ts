@@ -49,6 +49,9 @@ const dollars = (sql: string) => {
   let n = 0;
   return sql.replace(/\?/g, () => `$${++n}`);
 };
+// Rewritten once, not on every keyed request.
+const CLAIM_PG = dollars(CLAIM);
+const INSERT_COMPLETED_PG = dollars(INSERT_COMPLETED);
 
 export const idempotencyRepo = {
   /**
@@ -67,7 +70,7 @@ export const idempotencyRepo = {
     let row: any;
     if (client) {
       const [claimed] = await inPipeline(client, tx, [
-        { text: dollars(CLAIM), values: params, name: 'idempotency_claim_032' },
+        { text: CLAIM_PG, values: params, name: 'idempotency_claim_032' },
         { text: SAVEPOINT },
       ]);
       row = claimed!.rows[0];
@@ -110,7 +113,7 @@ export const idempotencyRepo = {
       res.replayable,
     ];
     const step = {
-      text: dollars(INSERT_COMPLETED),
+      text: INSERT_COMPLETED_PG,
       values: params,
       name: 'idempotency_record_032',
     };

@@ -83,6 +83,9 @@ export function fullUtm(partial: Partial<Record<string, string | null>> | null |
   return out;
 }
 
+/** createUnlessEmailTaken's statement by its column list (one in practice). */
+const insertTexts = new Map<string, string>();
+
 const map = (r: any): User => ({
   id: Number(r.id),
   accountId: Number(r.account_id),
@@ -312,11 +315,19 @@ export const usersRepo = {
   ): Promise<User | null> {
     const row = newUserRow(user, now);
     const columns = Object.keys(row).sort();
-    // The text depends only on the columns (always the same): a named statement, planned once.
+    // The text depends only on the columns (always the same): a named statement, planned once,
+    // and written once (a fresh text on every call was built, then hashed to find its name).
+    const names = columns.join(', ');
+    let sql = insertTexts.get(names);
+    if (sql === undefined) {
+      sql =
+        `INSERT INTO users (${names}) VALUES (${columns.map(() => '?').join(', ')}) ` +
+        'ON CONFLICT (account_id, email_lower) DO NOTHING RETURNING *';
+      if (insertTexts.size < 100) insertTexts.set(names, sql);
+    }
     const r = await firstRow(
       { tx },
-      `INSERT INTO users (${columns.join(', ')}) VALUES (${columns.map(() => '?').join(', ')}) ` +
-        'ON CONFLICT (account_id, email_lower) DO NOTHING RETURNING *',
+      sql,
       columns.map((c) => row[c]),
     );
     return r ? map(r) : null;
