@@ -32,10 +32,16 @@ const RETURNED = 'id, account_id, type, version, created_at';
 /** Each step a CTE after `e`: `s0 AS (...), s1 AS (...)`. */
 const withSteps = (steps: RecordStep[]) => steps.map((s, i) => `, s${i} AS (${s.sql})`).join('');
 /** Each step's rows as one JSON array column (`step_<i>`). */
-const stepColumns = (steps: RecordStep[]) =>
+const stepColumns = (steps: RecordStep[], prefix = 'step_') =>
   steps
-    .map((_, i) => `, (SELECT coalesce(json_agg(s${i}), '[]'::json) FROM s${i}) AS step_${i}`)
+    .map((_, i) => `, (SELECT coalesce(json_agg(s${i}), '[]'::json) FROM s${i}) AS ${prefix}${i}`)
     .join('');
+// insertWithEvent's own columns beside the inserted row's (names no table of ours has).
+const EVENT_ID = 'event__id';
+const NOTIFIED = 'event__notified';
+const STEP = 'event__step_';
+/** insertWithEvent's statements by their insert's and steps' texts. */
+const withEventTexts = new Map<string, string>();
 const stepParams = (steps: RecordStep[]) => steps.flatMap((s) => s.params);
 
 /** insertNotifying's statement by its steps' texts (a few: with and without the fan-out). */
@@ -95,6 +101,52 @@ export const eventsRepo = {
       channel,
     ]);
     return { id: Number(found!.id), rows: steps.map((_, i) => found![`step_${i}`] as unknown[]) };
+  },
+
+  /**
+   * PostgreSQL: `insert` (an INSERT ... RETURNING * of at most one row) and, when it wrote its
+   * row, the event about it with its NOTIFY and the hooks' `steps`, in one statement: one round
+   * trip fewer than the insert, then insertNotifying. The event's data is `dataAround` with the
+   * new row's id between its two parts. Null when the insert wrote no row (no event then).
+   */
+  async insertWithEvent(
+    { tx }: { tx: Tx },
+    insert: { sql: string; params: readonly unknown[] },
+    e: Omit<NewEventRow, 'data'> & { dataAround: [string, string] },
+    channel: string,
+    steps: RecordStep[] = [],
+  ): Promise<{ row: Record<string, unknown>; id: number; rows: unknown[][] } | null> {
+    // Named (planned once per connection): the text varies only with the insert and the steps.
+    const key = insert.sql + '\0' + steps.map((s) => s.sql).join('\0');
+    let sql = withEventTexts.get(key);
+    if (sql === undefined) {
+      sql =
+        `WITH u AS (${insert.sql}), e AS (INSERT INTO events (account_id, type, version, data, created_at) ` +
+        `SELECT ?::int, ?::text, ?::text, ?::text || u.id || ?::text, ?::text FROM u RETURNING ${RETURNED})` +
+        `${withSteps(steps)} SELECT u.*, e.id AS ${EVENT_ID}, pg_notify(?, e.account_id || ':' || e.id) AS ${NOTIFIED}` +
+        `${stepColumns(steps, STEP)} FROM u CROSS JOIN e`;
+      if (withEventTexts.size < 100) withEventTexts.set(key, sql);
+    }
+    const [before, after] = e.dataAround;
+    const found = await firstRow<Record<string, unknown>>({ tx }, sql, [
+      ...insert.params,
+      e.accountId,
+      e.type,
+      e.version,
+      before,
+      after,
+      e.createdAt,
+      ...stepParams(steps),
+      channel,
+    ]);
+    if (!found) return null;
+    const rows = steps.map((_, i) => found[`${STEP}${i}`] as unknown[]);
+    const id = Number(found[EVENT_ID]);
+    const row = { ...found };
+    delete row[EVENT_ID];
+    delete row[NOTIFIED];
+    for (let i = 0; i < steps.length; i++) delete row[`${STEP}${i}`];
+    return { row, id, rows };
   },
 
   /**

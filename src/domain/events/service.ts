@@ -15,7 +15,7 @@ import type { Logger } from '../../log.ts';
 import { EventCatalog } from './catalog.ts';
 import { EventNotifier, type EventListener } from './notify.ts';
 import { eventsRepo as repo } from './repo.ts';
-import type { Event, EventRecorder, NewEvent, RecordStep } from './types.ts';
+import type { Event, EventRecorder, NewEvent, RecordedInsert, RecordStep } from './types.ts';
 
 export const EVENT_RETENTION_MS = 30 * DAY;
 /** Events deleted per transaction by the sweep: short transactions, even after a long pause. */
@@ -66,6 +66,25 @@ export function instantParam(
 }
 
 /** The hooks' steps a statement runs (the hooks without one send none). */
+/**
+ * recordWithInsert's stand-in for the id the database will assign: 15 digits (exact as a
+ * JavaScript number, and a valid id in every event schema), unlikely in a row's other values;
+ * the data's text must hold it exactly once.
+ */
+const PLACEHOLDER_ID = 987654321098765;
+const PLACEHOLDER_TEXT = String(PLACEHOLDER_ID);
+/**
+ * A row's values as PostgreSQL will return them: node-postgres sends a text parameter as UTF-8,
+ * which turns a lone surrogate into U+FFFD (toWellFormed does the same).
+ */
+function asStored(row: Record<string, unknown>): Record<string, unknown> {
+  const out: Record<string, unknown> = {};
+  for (const [k, v] of Object.entries(row))
+    out[k] = typeof v === 'string' ? (v as unknown as Unicode).toWellFormed() : v;
+  return out;
+}
+type Unicode = { toWellFormed(): string };
+
 const sent = (steps: (RecordStep | null)[]): RecordStep[] => steps.filter((s) => s !== null);
 /** Each hook's rows, in hook order, from a statement that ran sent(steps). */
 const perHook = (steps: (RecordStep | null)[], rows: unknown[][]) => {
@@ -134,6 +153,45 @@ export class EventsService implements EventRecorder {
     if (!isPostgres(tx)) this.notifier.recorded();
     for (const [i, hook] of this.hooks.entries()) await hook.one(tx, event, rows[i]);
     return event;
+  }
+
+  /**
+   * PostgreSQL: `insert` and the event `about` its row in one statement (see RecordedInsert).
+   * The event's data is built from the row as written, with a placeholder id that the statement
+   * replaces by the row's own: undefined (the caller inserts, then records) when the placeholder
+   * is not found exactly once in the data's JSON text.
+   */
+  async recordWithInsert(
+    { tx }: { tx: Tx },
+    insert: RecordedInsert,
+    about: (row: Record<string, unknown>) => NewEvent,
+  ): Promise<{ row: Record<string, unknown>; event: Event } | null | undefined> {
+    if (!isPostgres(tx)) return undefined;
+    const probe = about(asStored({ ...insert.row, id: PLACEHOLDER_ID }));
+    const version = this.checked(probe);
+    const text = JSON.stringify(probe.data);
+    const at = text.indexOf(PLACEHOLDER_TEXT);
+    if (at < 0 || text.includes(PLACEHOLDER_TEXT, at + 1)) return undefined;
+    const createdAt = this.clock.now().toISOString();
+    const head = { accountId: probe.accountId, type: probe.type, version, createdAt };
+    const steps = this.steps([head], false);
+    const dataAround: [string, string] = [
+      text.slice(0, at),
+      text.slice(at + PLACEHOLDER_TEXT.length),
+    ];
+    const r = await repo.insertWithEvent(
+      { tx },
+      insert,
+      { ...head, dataAround },
+      this.notifier.channel,
+      sent(steps),
+    );
+    if (!r) return null;
+    // As record() hands it on: the data built from the row as the database returned it.
+    const event: Event = { id: r.id, ...head, data: about(r.row).data };
+    const rows = perHook(steps, r.rows);
+    for (const [i, hook] of this.hooks.entries()) await hook.one(tx, event, rows[i]);
+    return { row: r.row, event };
   }
 
   /**

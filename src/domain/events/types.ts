@@ -49,6 +49,28 @@ export interface EventRecorder {
   record({ tx }: { tx: Tx }, event: NewEvent): Promise<Event>;
   /** Several events at once, in this order (ids ascending): what record() one after the other does. */
   recordMany?({ tx }: { tx: Tx }, events: NewEvent[]): Promise<Event[]>;
+  /**
+   * PostgreSQL, where the recorder can: runs `insert` and records the event `about` its row in
+   * the same statement (one round trip fewer than the insert, then record()). Undefined when it
+   * cannot: the caller then inserts, then records.
+   */
+  recordWithInsert?(
+    { tx }: { tx: Tx },
+    insert: RecordedInsert,
+    about: (row: Record<string, unknown>) => NewEvent,
+  ): Promise<{ row: Record<string, unknown>; event: Event } | null | undefined>;
+}
+
+/**
+ * An INSERT ... RETURNING * of at most one row (`?` placeholders), for recordWithInsert, and the
+ * row's columns as it writes them. The event about the row must depend only on those columns and
+ * the row's `id` (the one the database assigns): recordWithInsert builds it before the statement
+ * runs, then fills the id in. Null from recordWithInsert: the insert wrote nothing (no event).
+ */
+export interface RecordedInsert {
+  sql: string;
+  params: readonly unknown[];
+  row: Record<string, unknown>;
 }
 
 /** Records the events in order: at once where the recorder can, else one after the other. */

@@ -7,6 +7,7 @@ import { isPostgres, type Tx } from '../../db/knex.ts';
 import { bool, insertId, json } from '../../db/dialect.ts';
 import { newRevision } from '../shared/ids.ts';
 import { changedRow, newRow, toRow } from '../shared/row.ts';
+import type { RecordedInsert } from '../events/types.ts';
 
 export const UTM_KEYS = [
   'adcampaign',
@@ -313,6 +314,16 @@ export const usersRepo = {
     user: NewUser,
     now: string,
   ): Promise<User | null> {
+    const insert = usersRepo.insertUnlessEmailTaken(user, now);
+    const r = await firstRow({ tx }, insert.sql, insert.params);
+    return r ? map(r) : null;
+  },
+
+  /**
+   * createUnlessEmailTaken's statement, to run alone or with the event about the student
+   * (EventRecorder.recordWithInsert): its text, its values and the row it writes.
+   */
+  insertUnlessEmailTaken(user: NewUser, now: string): RecordedInsert {
     const row = newUserRow(user, now);
     const columns = Object.keys(row).sort();
     // The text depends only on the columns (always the same): a named statement, planned once,
@@ -325,12 +336,7 @@ export const usersRepo = {
         'ON CONFLICT (account_id, email_lower) DO NOTHING RETURNING *';
       if (insertTexts.size < 100) insertTexts.set(names, sql);
     }
-    const r = await firstRow(
-      { tx },
-      sql,
-      columns.map((c) => row[c]),
-    );
-    return r ? map(r) : null;
+    return { sql, params: columns.map((c) => row[c]), row };
   },
 
   // ---- PostgreSQL, set-based (a chunk of users.upsert): one statement for many students ----

@@ -146,6 +146,13 @@ function updatedProfile(u: User, input: UserInput & { email: string }): ProfileU
   };
 }
 
+/** The event a new student is recorded with (user.created). */
+const createdEvent = (accountId: number, u: User): NewEvent => ({
+  accountId,
+  type: 'user.created',
+  data: { user: userSnapshot(u) },
+});
+
 export class UsersService {
   private readonly db: Db;
   private readonly clock: Clock;
@@ -193,6 +200,17 @@ export class UsersService {
     return inTransaction(this.db, opts.tx, async (tx) => {
       const row = newUser(accountId, input, document, now);
       let created: User | null;
+      // PostgreSQL: the student and its event in one statement, where the recorder can.
+      const together =
+        isPostgres(tx) && this.events.recordWithInsert
+          ? await this.events.recordWithInsert({ tx }, repo.insertUnlessEmailTaken(row, now), (r) =>
+              createdEvent(accountId, repo.map(r)),
+            )
+          : undefined;
+      if (together !== undefined) {
+        if (!together) throw duplicateEmail();
+        return repo.map(together.row);
+      }
       if (isPostgres(tx)) {
         // The check and the insert in one round trip: a concurrent create of the email waits on
         // the unique index and, once that commits, inserts nothing here (the same 409), without
@@ -204,14 +222,7 @@ export class UsersService {
         created = taken ? null : await repo.create({ tx }, row, now);
       }
       if (!created) throw duplicateEmail();
-      await this.events.record(
-        { tx },
-        {
-          accountId,
-          type: 'user.created',
-          data: { user: userSnapshot(created) },
-        },
-      );
+      await this.events.record({ tx }, createdEvent(accountId, created));
       return created;
     });
   }
