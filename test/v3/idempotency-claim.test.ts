@@ -14,12 +14,12 @@ t.before(async (ctx) => {
 });
 t.after(async (ctx) => ctx.b.close());
 
-/** The backend of this database whose insert into users waits for a lock. */
+/** The backend of this database whose insert into users (alone, or in a CTE) waits for a lock. */
 async function waitingInsert(b: Booted): Promise<number> {
   for (let i = 0; i < 500; i++) {
     const { rows } = await b.app.db.raw(
       "select pid from pg_stat_activity where wait_event_type = 'Lock' " +
-        "and datname = current_database() and query ilike 'insert into%users%'",
+        "and datname = current_database() and query ilike '%insert into users%'",
     );
     if (rows.length > 0) return rows[0].pid;
     await new Promise((r) => setTimeout(r, 10));

@@ -90,7 +90,7 @@ async function userInsertWaits(b: Booted) {
   for (let i = 0; i < 500; i++) {
     const { rows } = await b.app.db.raw(
       "select count(*)::int as n from pg_stat_activity where wait_event_type = 'Lock' " +
-        "and datname = current_database() and query ilike 'insert into%users%'",
+        "and datname = current_database() and query ilike '%insert into users%'",
     );
     if (rows[0].n > 0) return;
     await new Promise((r) => setTimeout(r, 10));
