@@ -78,12 +78,18 @@ const PLACEHOLDER_TEXT = String(PLACEHOLDER_ID);
  * which turns a lone surrogate into U+FFFD (toWellFormed does the same).
  */
 function asStored(row: Record<string, unknown>): Record<string, unknown> {
-  const out: Record<string, unknown> = {};
-  for (const [k, v] of Object.entries(row))
-    out[k] = typeof v === 'string' ? (v as unknown as Unicode).toWellFormed() : v;
+  // Copied only when a value changes (rarely): isWellFormed is a fast check, a copy is not.
+  let out = row;
+  for (const k in row) {
+    const v = row[k];
+    if (typeof v === 'string' && !(v as unknown as Unicode).isWellFormed()) {
+      if (out === row) out = { ...row };
+      out[k] = (v as unknown as Unicode).toWellFormed();
+    }
+  }
   return out;
 }
-type Unicode = { toWellFormed(): string };
+type Unicode = { isWellFormed(): boolean; toWellFormed(): string };
 
 const sent = (steps: (RecordStep | null)[]): RecordStep[] => steps.filter((s) => s !== null);
 /** Each hook's rows, in hook order, from a statement that ran sent(steps). */
