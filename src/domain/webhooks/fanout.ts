@@ -22,9 +22,9 @@ export class WebhookFanOut {
    * PostgreSQL, in a process that runs the job engine: once the recording transaction has
    * committed, its endpoints' due deliveries are claimed here at once (the dispatcher, whose
    * claims coalesce per endpoint), without waiting for graphile-worker to pick their job up (a
-   * notification, then a fetch by a runner of each lane of each process: 5 ms at the median and
-   * 11 at p99 on the bench machine, most of an event's way to its receiver). The job stays, for
-   * a process that stops first: when it runs it finds nothing left to claim (one read). SQLite's
+   * notification, then a fetch by a runner of each lane of each process): event-to-delivery
+   * p50 ~5.5 -> ~4.9 ms in bench/webhooks.ts on PostgreSQL (docs/speed.md). The job stays, for a
+   * process that stops first: when it runs it finds nothing left to claim (one read). SQLite's
    * job engine is woken by the commit itself.
    */
   private readonly claimAfterCommit: ((endpointId: number) => void) | null;
