@@ -9,7 +9,7 @@ import { Lease } from '../../src/db/lease.ts';
 import { transaction } from '../../src/db/tx.ts';
 import { PER_ENDPOINT } from '../../src/domain/webhooks/schedule.ts';
 import { boot, type Booted } from '../helpers/app.ts';
-import { startReceiver } from '../helpers/receiver.ts';
+import { startReceiver, type Receiver } from '../helpers/receiver.ts';
 import { createWebhook, settle } from '../helpers/webhooks.ts';
 
 const t = suite('webhooks: two instances, one endpoint');
@@ -24,6 +24,21 @@ async function twoInstances(): Promise<[Booted, Booted]> {
     env: { WEBHOOK_ALLOW_PRIVATE_TARGETS: 'true' },
   });
   return [a, b];
+}
+
+/** Every delivery at the endpoint delivered in one attempt, and every event received once. */
+async function deliveredOnce(a: Booted, hookId: string, rcv: Receiver, events: string[]) {
+  const list = await settle(
+    a,
+    hookId,
+    (l) => l.length === events.length && l.every((d) => d.status === 'delivered'),
+  );
+  assert.ok(
+    list.every((d) => d.attempts_count === 1),
+    'one attempt each',
+  );
+  const got = rcv.received.map((r) => String(r.headers['webhook-id']));
+  assert.equal([...got].sort(), [...events].sort(), 'every event once');
 }
 
 /** `n` events recorded in one transaction of `a`: their ids, and their deliveries' ids at `hookId`. */
@@ -84,17 +99,7 @@ if (pg)
       // Released: each finished attempt hands its slot to the next delivery waiting.
       release();
       held = Promise.resolve();
-      const list = await settle(
-        a,
-        hook.id,
-        (l) => l.length === n && l.every((d) => d.status === 'delivered'),
-      );
-      assert.ok(
-        list.every((d) => d.attempts_count === 1),
-        'one attempt each',
-      );
-      const got = rcv.received.map((r) => String(r.headers['webhook-id']));
-      assert.equal([...got].sort(), [...events].sort(), 'every event once');
+      await deliveredOnce(a, hook.id, rcv, events);
       assert.ok(most <= PER_ENDPOINT, `${most} attempts at once`);
     } finally {
       release();
@@ -137,17 +142,7 @@ if (pg)
               b.app.services.webhookDispatcher.dispatch(id),
             ]),
         );
-      const list = await settle(
-        a,
-        hook.id,
-        (l) => l.length === n && l.every((d) => d.status === 'delivered'),
-      );
-      assert.ok(
-        list.every((d) => d.attempts_count === 1),
-        'one attempt each',
-      );
-      const got = rcv.received.map((r) => String(r.headers['webhook-id']));
-      assert.equal([...got].sort(), [...events].sort(), 'every event once');
+      await deliveredOnce(a, hook.id, rcv, events);
       assert.ok(most <= PER_ENDPOINT, `${most} attempts at once`);
       assert.is(most, PER_ENDPOINT, 'the endpoint was full at times');
     } finally {
