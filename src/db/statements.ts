@@ -28,6 +28,20 @@ function statementName(sql: string): string {
 }
 
 /**
+ * A statement text built once per `key` by `build` and kept in `texts` (at most 100: past that it
+ * is built on every call), for texts assembled from parts that vary little (column lists, hooks'
+ * steps): building them on every call cost a hot path its concatenations, then a hash to name them.
+ */
+export function textOnce(texts: Map<string, string>, key: string, build: () => string): string {
+  let sql = texts.get(key);
+  if (sql === undefined) {
+    sql = build();
+    if (texts.size < 100) texts.set(key, sql);
+  }
+  return sql;
+}
+
+/**
  * Errors that say a named statement no longer fits: its plan's result type changed (a migration
  * added a column to a `SELECT *` table while this connection kept the statement: PostgreSQL then
  * refuses it on every run), or the server forgot it. The text gets a new name, prepared afresh

@@ -3,7 +3,7 @@ import { keyset, pages, type PageParams } from '../../db/page.ts';
 import type { CursorCodec } from '../../db/cursor.ts';
 import { isPostgres, type Tx } from '../../db/engine.ts';
 import { insertId } from '../../db/dialect.ts';
-import { firstRow, insertJson } from '../../db/statements.ts';
+import { firstRow, insertJson, textOnce } from '../../db/statements.ts';
 import type { Event, RecordStep } from './types.ts';
 
 /** An event as recorded, before it has an id. */
@@ -83,14 +83,14 @@ export const eventsRepo = {
     // A named statement (planned once per connection): the text varies only with the steps, so
     // it is written once per steps' texts rather than on every event.
     const key = steps.length === 0 ? '' : steps.map((s) => s.sql).join('\0');
-    let sql = notifyingTexts.get(key);
-    if (sql === undefined) {
-      sql =
+    const sql = textOnce(
+      notifyingTexts,
+      key,
+      () =>
         'WITH e AS (INSERT INTO events (account_id, type, version, data, created_at) ' +
         `VALUES (?, ?, ?, ?, ?) RETURNING ${RETURNED})${withSteps(steps)} ` +
-        `SELECT id, pg_notify(?, account_id || ':' || id)${stepColumns(steps)} FROM e`;
-      if (notifyingTexts.size < 100) notifyingTexts.set(key, sql);
-    }
+        `SELECT id, pg_notify(?, account_id || ':' || id)${stepColumns(steps)} FROM e`,
+    );
     const found = await firstRow<Record<string, unknown>>({ tx }, sql, [
       r.account_id,
       r.type,
@@ -118,15 +118,15 @@ export const eventsRepo = {
   ): Promise<{ row: Record<string, unknown>; id: number; rows: unknown[][] } | null> {
     // Named (planned once per connection): the text varies only with the insert and the steps.
     const key = insert.sql + '\0' + steps.map((s) => s.sql).join('\0');
-    let sql = withEventTexts.get(key);
-    if (sql === undefined) {
-      sql =
+    const sql = textOnce(
+      withEventTexts,
+      key,
+      () =>
         `WITH u AS (${insert.sql}), e AS (INSERT INTO events (account_id, type, version, data, created_at) ` +
         `SELECT ?::int, ?::text, ?::text, ?::text || u.id || ?::text, ?::text FROM u RETURNING ${RETURNED})` +
         `${withSteps(steps)} SELECT u.*, e.id AS ${EVENT_ID}, pg_notify(?, e.account_id || ':' || e.id) AS ${NOTIFIED}` +
-        `${stepColumns(steps, STEP)} FROM u CROSS JOIN e`;
-      if (withEventTexts.size < 100) withEventTexts.set(key, sql);
-    }
+        `${stepColumns(steps, STEP)} FROM u CROSS JOIN e`,
+    );
     const [before, after] = e.dataAround;
     const found = await firstRow<Record<string, unknown>>({ tx }, sql, [
       ...insert.params,

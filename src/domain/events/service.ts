@@ -65,7 +65,6 @@ export function instantParam(
   return new Date(ms).toISOString();
 }
 
-/** The hooks' steps a statement runs (the hooks without one send none). */
 /**
  * recordWithInsert's stand-in for the id the database will assign: 15 digits (exact as a
  * JavaScript number, and a valid id in every event schema), unlikely in a row's other values;
@@ -91,6 +90,7 @@ function asStored(row: Record<string, unknown>): Record<string, unknown> {
 }
 type Unicode = { isWellFormed(): boolean; toWellFormed(): string };
 
+/** The hooks' steps a statement runs (the hooks without one send none). */
 const sent = (steps: (RecordStep | null)[]): RecordStep[] => steps.filter((s) => s !== null);
 /** Each hook's rows, in hook order, from a statement that ran sent(steps). */
 const perHook = (steps: (RecordStep | null)[], rows: unknown[][]) => {

@@ -2,7 +2,7 @@
 // that is the request's transaction, and SQLite has a single connection.
 import { keyset, pages, type PageParams } from '../../db/page.ts';
 import type { CursorCodec } from '../../db/cursor.ts';
-import { firstRow, insertJson } from '../../db/statements.ts';
+import { firstRow, insertJson, textOnce } from '../../db/statements.ts';
 import { isPostgres, type Tx } from '../../db/knex.ts';
 import { bool, insertId, json } from '../../db/dialect.ts';
 import { newRevision } from '../shared/ids.ts';
@@ -329,13 +329,13 @@ export const usersRepo = {
     // The text depends only on the columns (always the same): a named statement, planned once,
     // and written once (a fresh text on every call was built, then hashed to find its name).
     const names = columns.join(', ');
-    let sql = insertTexts.get(names);
-    if (sql === undefined) {
-      sql =
+    const sql = textOnce(
+      insertTexts,
+      names,
+      () =>
         `INSERT INTO users (${names}) VALUES (${columns.map(() => '?').join(', ')}) ` +
-        'ON CONFLICT (account_id, email_lower) DO NOTHING RETURNING *';
-      if (insertTexts.size < 100) insertTexts.set(names, sql);
-    }
+        'ON CONFLICT (account_id, email_lower) DO NOTHING RETURNING *',
+    );
     return { sql, params: columns.map((c) => row[c]), row };
   },
 
