@@ -213,11 +213,16 @@ export class WebhookDispatcher {
     return { runs: claims.map((claim) => this.run(claim)) };
   }
 
-  /**
-   * Claims what the endpoint has due now, in the background (a recording transaction has just
-   * committed there: see WebhookFanOut); a failure is logged, and the endpoint's job claims it.
-   */
+  /** A recording transaction has just committed deliveries at the endpoint (WebhookFanOut). */
   claimSoon(endpointId: number): void {
+    this.claimInBackground(endpointId);
+  }
+
+  /**
+   * Claims what the endpoint has due now, not awaited; a failure is logged, and the endpoint's
+   * job or the minute sweep claims it.
+   */
+  private claimInBackground(endpointId: number): void {
     void this.dispatchEndpoint(endpointId).catch((err) =>
       this.logger.error({ err, endpoint: endpointId }, 'webhook dispatch failed'),
     );
@@ -423,10 +428,7 @@ export class WebhookDispatcher {
     // A slot was left free: what became due since the claim looked (or what this process had no
     // slot for) is claimed now, after the commit. Should the process stop first, the delivery is
     // still due and the minute sweep claims it.
-    if (look)
-      void this.dispatchEndpoint(claim.endpointId).catch((err) =>
-        this.logger.error({ err, endpoint: claim.endpointId }, 'webhook dispatch failed'),
-      );
+    if (look) this.claimInBackground(claim.endpointId);
     return next;
   }
 
