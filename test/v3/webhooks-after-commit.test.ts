@@ -81,7 +81,7 @@ if (pg) {
     },
   );
 
-  t('not where the job engine does not run', async ({ b, hookId }) => {
+  t('not where the job engine does not run', async ({ b }) => {
     const s = spy(b);
     try {
       await transaction(b.app.db, (tx) => record(b, tx, 1));
@@ -90,7 +90,6 @@ if (pg) {
     } finally {
       s.restore();
     }
-    void hookId;
   });
 
   t('with the job engine running: claimed once per endpoint after the commit', async (ctx) => {

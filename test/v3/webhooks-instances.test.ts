@@ -26,6 +26,19 @@ async function twoInstances(): Promise<[Booted, Booted]> {
   return [a, b];
 }
 
+/** A receiver answering 204 once `hold` settles; `most()`: the most requests it had open at once. */
+async function countingReceiver(hold: (open: number) => Promise<unknown>) {
+  let open = 0;
+  let peak = 0;
+  const rcv = await startReceiver(async () => {
+    peak = Math.max(peak, ++open);
+    await hold(open);
+    open--;
+    return { status: 204 };
+  });
+  return { rcv, most: () => peak };
+}
+
 /** Every delivery at the endpoint delivered in one attempt, and every event received once. */
 async function deliveredOnce(a: Booted, hookId: string, rcv: Receiver, events: string[]) {
   const list = await settle(
@@ -65,16 +78,9 @@ if (pg)
   t('the per-endpoint limit holds across two dispatchers; each event once', async () => {
     const [a, b] = await twoInstances();
     // Requests are held until released: what both instances claimed is under way at once.
-    let open = 0;
-    let most = 0;
     let release: () => void = () => undefined;
     let held = new Promise<void>((r) => (release = r));
-    const rcv = await startReceiver(async () => {
-      most = Math.max(most, ++open);
-      await held;
-      open--;
-      return { status: 204 };
-    });
+    const { rcv, most } = await countingReceiver(() => held);
     try {
       const hook = await createWebhook(a, rcv.url, { event_types: ['tag.removed'] });
       const n = PER_ENDPOINT * 6;
@@ -95,12 +101,12 @@ if (pg)
         .count({ n: '*' });
       assert.is(Number(inProgress[0]!.n), PER_ENDPOINT, 'claimed across both instances');
       assert.is(claimed, PER_ENDPOINT, 'attempts started across both instances');
-      assert.is(most, PER_ENDPOINT);
+      assert.is(most(), PER_ENDPOINT);
       // Released: each finished attempt hands its slot to the next delivery waiting.
       release();
       held = Promise.resolve();
       await deliveredOnce(a, hook.id, rcv, events);
-      assert.ok(most <= PER_ENDPOINT, `${most} attempts at once`);
+      assert.ok(most() <= PER_ENDPOINT, `${most()} attempts at once`);
     } finally {
       release();
       await b.close();
@@ -114,19 +120,14 @@ if (pg)
     // Finishing attempts hand their slots on without the endpoint's lock (no more claimed than
     // released); claims under the lock race them from both instances all along.
     const [a, b] = await twoInstances();
-    let open = 0;
-    let most = 0;
     // The first attempts are held until the endpoint is full (at most 2 s), so the race starts
     // from a full endpoint; then each answer takes 0-3 ms.
     let full!: () => void;
     const filled = new Promise<void>((r) => (full = r));
-    const rcv = await startReceiver(async () => {
-      most = Math.max(most, ++open);
+    const { rcv, most } = await countingReceiver(async (open) => {
       if (open === PER_ENDPOINT) full();
       await Promise.race([filled, new Promise((r) => setTimeout(r, 2000))]);
       await new Promise((r) => setTimeout(r, Math.random() * 3));
-      open--;
-      return { status: 204 };
     });
     try {
       const hook = await createWebhook(a, rcv.url, { event_types: ['tag.removed'] });
@@ -143,8 +144,8 @@ if (pg)
             ]),
         );
       await deliveredOnce(a, hook.id, rcv, events);
-      assert.ok(most <= PER_ENDPOINT, `${most} attempts at once`);
-      assert.is(most, PER_ENDPOINT, 'the endpoint was full at times');
+      assert.ok(most() <= PER_ENDPOINT, `${most()} attempts at once`);
+      assert.is(most(), PER_ENDPOINT, 'the endpoint was full at times');
     } finally {
       await b.close();
       await a.close();
