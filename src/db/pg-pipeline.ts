@@ -4,10 +4,10 @@
 // transaction always sends around its work (spec/DECISIONS.md, "BEGIN and COMMIT sent with a
 // statement"):
 // - knex's `BEGIN;` is held back and sent in front of the transaction's first statement;
-// - a statement given to `withCommit` is sent in front of knex's `COMMIT;`. If it fails, the
-//   server skips the COMMIT, and the transaction is rolled back here before knex hears of it, so
-//   the connection goes back to the pool clean and the transaction's promise rejects with that
-//   error: nothing of the transaction is committed.
+// - statements given to `withCommit` are sent in front of knex's `COMMIT;`. If one fails, the
+//   server skips the rest and the COMMIT, and the transaction is rolled back here before knex
+//   hears of it, so the connection goes back to the pool clean and the transaction's promise
+//   rejects with that error (or the one the step maps it to): nothing of it is committed.
 // Not behind a transaction pooler (DATABASE_SESSION_URL set): there every statement goes alone.
 import { createRequire } from 'node:module';
 import type { Tx } from './engine.ts';
@@ -32,14 +32,17 @@ export interface Step {
   text: string;
   values?: readonly unknown[];
   name?: string;
+  /** The error the pipeline rejects with when this step fails (its own, when absent). */
+  failure?: (err: Error) => Error;
 }
 
 type Callback = (err: Error | null, result?: unknown) => void;
 
 /**
- * A node-postgres "submittable": its steps, then one Sync. A named step's Parse goes first (at
- * most one named step needs one), so the client's own bookkeeping of prepared statements, which
- * reads the first ParseComplete as the query's `name`, stays right.
+ * A node-postgres "submittable": its steps, then one Sync. At most one named statement is prepared
+ * per pipeline, its Parse first, so the client's own bookkeeping of prepared statements, which
+ * reads the first ParseComplete as the query's `name`, stays right; another named step that is
+ * not prepared yet goes unnamed this time (a later pipeline prepares it).
  */
 class Pipeline {
   name?: string;
@@ -64,22 +67,25 @@ class Pipeline {
     const parsed = (name: string) =>
       connection.parsedStatements[name] !== undefined ||
       connection.submittedNamedStatements[name] !== undefined;
-    const named = this.steps.filter((s) => s.name && !parsed(s.name));
-    // The client reports it through handleError.
-    if (named.length > 1) return new Error('a pipeline prepares at most one named statement');
+    const prepare = this.steps.find((s) => s.name && !parsed(s.name));
+    // Each step's statement as sent ('' for unnamed).
+    const names = this.steps.map((s) =>
+      s.name && (s.name === prepare?.name || parsed(s.name)) ? s.name : '',
+    );
     connection.stream.cork?.();
     try {
-      for (const s of named) {
-        connection.parse({ text: s.text, name: s.name, types: [] });
-        connection.submittedNamedStatements[s.name!] = s.text;
-        this.name = s.name;
-        this.text = s.text;
+      if (prepare) {
+        connection.parse({ text: prepare.text, name: prepare.name, types: [] });
+        connection.submittedNamedStatements[prepare.name!] = prepare.text;
+        this.name = prepare.name;
+        this.text = prepare.text;
       }
-      for (const s of this.steps) {
-        if (!s.name) connection.parse({ text: s.text, name: '', types: [] });
+      for (const [i, s] of this.steps.entries()) {
+        const name = names[i]!;
+        if (!name) connection.parse({ text: s.text, name: '', types: [] });
         connection.bind({
           portal: '',
-          statement: s.name ?? '',
+          statement: name,
           values: s.values ?? [],
           valueMapper: prepareValue,
         });
@@ -115,7 +121,7 @@ class Pipeline {
   handleError(err: Error) {
     if (this.failed) return;
     this.failed = true;
-    this.onEnd(err, this.results);
+    this.onEnd(this.steps[this.step]?.failure?.(err) ?? err, this.results);
   }
   handleReadyForQuery() {
     if (!this.failed) this.onEnd(null, this.results);
@@ -141,7 +147,7 @@ const originals = new WeakMap<object, (...args: any[]) => any>();
 const send = (client: any): ((...args: any[]) => any) => originals.get(client) ?? client.query;
 /** Per connection: a BEGIN held back, and the statement that goes with the next COMMIT. */
 const heldBegin = new WeakSet<object>();
-const beforeCommit = new WeakMap<object, Step>();
+const beforeCommit = new WeakMap<object, Step[]>();
 
 const PLAIN = new Set(['text', 'values', 'name']);
 const done = (command: string) => ({ command, rowCount: null, rows: [], fields: [] });
@@ -186,11 +192,11 @@ export function foldTransactionEnds(client: any): void {
       }
       return flushThen(client, () => query(config, cb));
     }
-    const stmt = beforeCommit.get(client);
-    if (text === 'COMMIT;' && stmt) {
+    const steps = beforeCommit.get(client);
+    if (text === 'COMMIT;' && steps) {
       beforeCommit.delete(client);
-      return void pipeline(client, [stmt, { text: 'COMMIT' }]).then(
-        (r) => cb(null, r[1]),
+      return void pipeline(client, [...steps, { text: 'COMMIT' }]).then(
+        (r) => cb(null, r[r.length - 1]),
         // The COMMIT was skipped: end the transaction here, then report the statement's error.
         (err) => query('ROLLBACK', () => cb(err)),
       );
@@ -209,15 +215,17 @@ function flushThen<T>(client: any, next: () => T): T {
 }
 
 /**
- * Keeps `step` to be sent with the transaction's COMMIT, in one round trip; false when the
- * connection does not fold (the caller sends it itself). If it fails, nothing is committed and
- * the transaction's promise rejects with its error.
+ * Keeps `step` to be sent with the transaction's COMMIT (after those kept before it), in one round
+ * trip; false when the connection does not fold (the caller sends it itself). If it fails, nothing
+ * is committed and the transaction's promise rejects with its error (or its `failure`'s).
  */
 export async function withCommit({ tx }: { tx: Tx }, step: Step): Promise<boolean> {
   if (!tx.isTransaction) return false;
   const client = await (tx.client as any).acquireConnection();
   if (!originals.has(client)) return false;
-  beforeCommit.set(client, step);
+  const steps = beforeCommit.get(client);
+  if (steps) steps.push(step);
+  else beforeCommit.set(client, [step]);
   // Shown where knex's statements are (bench/queries.ts listens to them).
   (tx.client as any).emit('query', { sql: step.text, bindings: step.values });
   return true;

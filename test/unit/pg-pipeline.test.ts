@@ -1,4 +1,4 @@
-// PostgreSQL: a transaction's BEGIN travels with its first statement, and a statement given to
+// PostgreSQL: a transaction's BEGIN travels with its first statement, and the statements given to
 // withCommit with its COMMIT (src/db/pg-pipeline.ts): round trips counted, what commits and what
 // does not, and the connection clean after a failure. PostgreSQL only.
 import { suite } from 'uvu';
@@ -96,6 +96,51 @@ test('a first statement without parameters, a rollback, a nested transaction', a
     await tx('piped').insert({ id: 10, a: 'x' });
   });
   assert.equal(await ids(one), [1, 2, 4, 5, 6, 9, 10]);
+});
+
+test('several statements with the COMMIT, two of them named and new to the connection', async ({
+  one,
+}) => {
+  const named = (id: number, name: string) => ({ ...insert(id), name });
+  const prepared = async () =>
+    (
+      await one.raw("SELECT name FROM pg_prepared_statements WHERE name LIKE 'piped_%' ORDER BY 1")
+    ).rows.map((r: { name: string }) => r.name);
+  const [n] = await trips(() =>
+    transaction(one, async (tx) => {
+      await tx('piped').insert({ id: 11, a: 'x' });
+      assert.ok(await withCommit({ tx }, named(12, 'piped_a')));
+      assert.ok(await withCommit({ tx }, named(13, 'piped_b')));
+      assert.ok(await withCommit({ tx }, insert(14)));
+    }),
+  );
+  assert.is(n, 2); // [BEGIN, insert], [three inserts, COMMIT]
+  assert.equal((await ids(one)).slice(-4), [11, 12, 13, 14]);
+  // One named statement prepared per round trip: the other went unnamed, and is prepared next.
+  assert.equal(await prepared(), ['piped_a']);
+  await transaction(one, async (tx) => {
+    await tx('piped').insert({ id: 15, a: 'x' });
+    await withCommit({ tx }, named(16, 'piped_a'));
+    await withCommit({ tx }, named(17, 'piped_b'));
+  });
+  assert.equal(await prepared(), ['piped_a', 'piped_b']);
+  assert.equal((await ids(one)).slice(-3), [15, 16, 17]);
+});
+
+test("a failing statement at the COMMIT rejects with its step's own error", async ({ one }) => {
+  const before = await ids(one);
+  const mapped = new Error('mapped');
+  try {
+    await transaction(one, async (tx) => {
+      await tx('piped').insert({ id: 20, a: 'x' });
+      await withCommit({ tx }, insert(21));
+      await withCommit({ tx }, { ...insert(1), failure: () => mapped }); // taken
+    });
+    assert.unreachable('the COMMIT must fail with its statement');
+  } catch (err) {
+    assert.is(err, mapped); // knex puts the COMMIT's text in front of its message
+  }
+  assert.equal(await ids(one), before);
 });
 
 t.run();

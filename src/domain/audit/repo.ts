@@ -3,6 +3,7 @@ import { purgeInIdOrder } from '../../db/purge.ts';
 import { isPostgres } from '../../db/knex.ts';
 import { onSqliteSettled } from '../../db/tx.ts';
 import { insertJson, insertMany } from '../../db/statements.ts';
+import { withCommit } from '../../db/pg-pipeline.ts';
 import { keyset, pages, type PageParams, type PageResult } from '../../db/page.ts';
 import type { CursorCodec } from '../../db/cursor.ts';
 
@@ -58,6 +59,11 @@ const AUDIT_TYPES = {
   ip: 'text',
   created_at: 'text',
 };
+
+/** PostgreSQL: one entry, with its request's COMMIT (AuditService.withCommit). */
+const COLUMNS = Object.keys(AUDIT_TYPES) as (keyof typeof AUDIT_TYPES)[];
+const PLACES = COLUMNS.map((_, i) => `$${i + 1}`);
+const INSERT_ONE = `INSERT INTO audit_entries (${COLUMNS.join(', ')}) VALUES (${PLACES.join(', ')})`;
 
 const map = (r: any): AuditEntry => ({
   requestId: r.request_id,
@@ -168,6 +174,24 @@ export class AuditService {
   /** Deletes the entries created before `cutoff` (see purgeInIdOrder); returns how many. */
   purgeBefore(cutoff: string, chunk = 1000): Promise<number> {
     return purgeInIdOrder(this.db as Db, 'audit_entries', cutoff, chunk);
+  }
+
+  /**
+   * PostgreSQL: sends the entry with the COMMIT of the request's own transaction, so it commits
+   * with the change it records, in the same round trip (no write or commit of its own). False
+   * where that cannot be (SQLite, a connection that does not fold): record() it after the commit.
+   * If its insert fails, nothing of the transaction commits and the transaction rejects with
+   * `failure(err)`.
+   */
+  async withCommit(
+    { tx }: { tx: Tx },
+    entry: AuditEntry,
+    failure: (err: Error) => Error,
+  ): Promise<boolean> {
+    if (!isPostgres(this.db as Db)) return false;
+    const row = auditRow(entry);
+    const values = COLUMNS.map((c) => row[c]);
+    return withCommit({ tx }, { text: INSERT_ONE, values, name: 'audit_entry_commit', failure });
   }
 
   record(entry: AuditEntry): Promise<void> {

@@ -2,7 +2,8 @@
 //   limits (source) -> route (+ deprecation) -> authentication -> limits (account, credential)
 //   -> permission -> Accept -> input (parameters, Idempotency-Key, body) -> idempotent(execute)
 //   (the bound handler, run in one transaction with the recorded result when keyed) -> respond
-//   (JSON, or Server-Sent Events) -> audit.
+//   (JSON, or Server-Sent Events) -> audit (on PostgreSQL a keyed transaction's entry went with
+//   its COMMIT).
 // Every failure is an AppError rendered once, in the specification's envelope. Each operation of
 // the catalog says what body it takes and what it answers (JSON, or a stream of events), so the
 // stages need no special cases per route.
@@ -67,7 +68,7 @@ export function v3Pipeline(deps: PipelineDeps): Middleware {
   const idempotent = idempotentStage(deps.db, services.idempotency);
   const audit = auditStage(services.audit, deps.clock, deps.onError);
 
-  async function run(ctx: Context, trace: Trace, locale: Locale): Promise<void> {
+  async function run(ctx: Context, trace: Trace, started: number, locale: Locale) {
     await limits.source(ctx);
     const { op, params } = route(ctx);
     trace.op = op;
@@ -79,7 +80,8 @@ export function v3Pipeline(deps: PipelineDeps): Middleware {
     negotiate(ctx, op);
     const input = await readInput(ctx, op, params, locale);
     const run = execute(ctx, op, input, auth, locale);
-    respond(ctx, op, await idempotent(ctx, op, input, auth, run));
+    const entry = audit.withCommit(ctx, trace, started);
+    respond(ctx, op, await idempotent(ctx, op, input, auth, run, entry));
   }
 
   return async function v3(ctx, next) {
@@ -88,7 +90,7 @@ export function v3Pipeline(deps: PipelineDeps): Middleware {
     const locale = negotiateLocale(ctx.get('accept-language'));
     const trace: Trace = {};
     try {
-      await run(ctx, trace, locale);
+      await run(ctx, trace, started, locale);
     } catch (err) {
       // No one is there to answer; the request log line and the audit entry say what happened.
       if (!closedByClient(ctx, err)) {
@@ -102,12 +104,12 @@ export function v3Pipeline(deps: PipelineDeps): Middleware {
       // would hold the response back (Koa sends the body once this middleware returns).
       ctx.state.route = V3_BASE + trace.op.path;
       ctx.res.once('close', () => {
-        const done = audit(ctx, trace, started, locale);
+        const done = audit.record(ctx, trace, started, locale);
         deps.streamAudits?.add(done);
         void done.finally(() => deps.streamAudits?.delete(done));
       });
       return;
     }
-    await audit(ctx, trace, started, locale);
+    await audit.record(ctx, trace, started, locale);
   };
 }

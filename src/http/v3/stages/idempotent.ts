@@ -4,7 +4,7 @@
 // result, so the effects and what a retry will be told commit together. A validation error or a
 // 5xx frees the key; a business rejection is recorded as the key's answer. On PostgreSQL the key
 // is claimed inside that transaction (advisory locks, migration 032) rather than by a lock row
-// committed before it.
+// committed before it, and the request's audit entry goes with its COMMIT.
 import type { Context } from 'koa';
 import type { Db, Tx } from '../../../db/engine.ts';
 import { transaction } from '../../../db/tx.ts';
@@ -19,6 +19,7 @@ import {
 import { isUniqueViolation } from '../../../db/dialect.ts';
 import type { Operation } from '../catalog.ts';
 import { toAppError } from '../render.ts';
+import type { CommitAudit } from './audit.ts';
 import type { Answer, Execute } from './execute.ts';
 import type { Input } from './input.ts';
 
@@ -62,8 +63,10 @@ export function idempotentStage(db: Db, idempotency: IdempotencyService) {
     key: string,
     hash: string,
     execute: Execute,
+    audit: CommitAudit | undefined,
   ): Promise<Answer | null> {
     let fromHandler: unknown;
+    let audited = false;
     let outcome;
     try {
       outcome = await transaction(db, async (tx) => {
@@ -81,6 +84,7 @@ export function idempotentStage(db: Db, idempotency: IdempotencyService) {
             body: replayable ? (body ?? null) : null,
             replayable,
           });
+          audited = (await audit?.add(tx, result.status)) ?? false;
           return { kind: 'done' as const, status: result.status, body, headers: result.headers };
         } catch (err) {
           const e = toAppError(err);
@@ -96,6 +100,7 @@ export function idempotentStage(db: Db, idempotency: IdempotencyService) {
           // until the rejection's record commits.
           await idempotency.rejectInTransaction({ tx });
           await record({ status: e.status, headers: {}, body: rejection(e), replayable: true });
+          audited = (await audit?.add(tx, e.status)) ?? false;
           return { kind: 'rejected' as const, err };
         }
       });
@@ -105,6 +110,7 @@ export function idempotentStage(db: Db, idempotency: IdempotencyService) {
         throw new AppError('operation_ownership_lost');
       throw err;
     }
+    if (audited) audit!.committed();
     if (outcome.kind === 'fallback') return null;
     if (outcome.kind === 'replay') return replayed(outcome);
     if (outcome.kind === 'rejected') throw outcome.err;
@@ -117,6 +123,8 @@ export function idempotentStage(db: Db, idempotency: IdempotencyService) {
     input: Input,
     auth: AuthContext,
     execute: Execute,
+    /** The request's audit entry, to go with the COMMIT of its transaction. */
+    audit?: CommitAudit,
   ): Promise<Answer> {
     const { key } = input;
     if (key === undefined) {
@@ -132,7 +140,7 @@ export function idempotentStage(db: Db, idempotency: IdempotencyService) {
     const credentialId = auth.credential.id;
     const hash = requestHash(ctx.method, ctx.path, input.body);
     if (idempotency.claimsInTransaction && !op.outsideTransaction) {
-      const answer = await claimedInTransaction(credentialId, key, hash, execute);
+      const answer = await claimedInTransaction(credentialId, key, hash, execute, audit);
       if (answer) return answer;
     }
     const reservation = await idempotency.reserve(credentialId, key, hash);
