@@ -70,6 +70,7 @@ export function idempotentStage(db: Db, idempotency: IdempotencyService) {
     let outcome;
     try {
       outcome = await transaction(db, async (tx) => {
+        audited = false; // what this run of the transaction added
         const claim = await idempotency.claim({ tx }, credentialId, key, hash);
         if (claim.kind !== 'execute') return claim;
         const record = (res: RecordedResponse) =>
