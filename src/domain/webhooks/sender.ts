@@ -70,8 +70,9 @@ export function excerpt(raw: Buffer): string {
     .replace(/\uFFFD+$/, '');
 }
 
-function describe(err: unknown, timedOut: boolean): string {
-  if (timedOut) return `timeout: no response within ${TIMEOUT_MS / 1000} s`;
+/** The attempt's transport error; a timeout names the sender's own (15 s but in tests). */
+function describe(err: unknown, timedOut: boolean, timeoutMs: number): string {
+  if (timedOut) return `timeout: no response within ${timeoutMs / 1000} s`;
   const e = err as NodeJS.ErrnoException;
   const text = `${e?.code ?? 'error'}: ${e?.message ?? String(err)}`;
   return text.slice(0, 500);
@@ -126,7 +127,7 @@ export class WebhookSender {
       const { status, raw } = await this.request(url, address, headers, body, deadline);
       return done({ httpStatus: status, responseExcerpt: raw.length ? excerpt(raw) : null });
     } catch (err) {
-      return done({ transportError: describe(err, deadline.passed) });
+      return done({ transportError: describe(err, deadline.passed, this.timeoutMs) });
     }
   }
 
