@@ -145,7 +145,7 @@ export function pipeline(client: any, steps: Step[]): Promise<PgResult[]> {
 
 const originals = new WeakMap<object, (...args: any[]) => any>();
 const send = (client: any): ((...args: any[]) => any) => originals.get(client) ?? client.query;
-/** Per connection: a BEGIN held back, and the statement that goes with the next COMMIT. */
+/** Per connection: a BEGIN held back, and the statements that go with the next COMMIT. */
 const heldBegin = new WeakSet<object>();
 const beforeCommit = new WeakMap<object, Step[]>();
 

@@ -80,7 +80,8 @@ export function v3Pipeline(deps: PipelineDeps): Middleware {
     negotiate(ctx, op);
     const input = await readInput(ctx, op, params, locale);
     const run = execute(ctx, op, input, auth, locale);
-    const entry = audit.withCommit(ctx, trace, started);
+    // Only a keyed call's transaction can carry its entry (not built for the others: reads are hot).
+    const entry = input.key === undefined ? undefined : audit.withCommit(ctx, trace, started);
     respond(ctx, op, await idempotent(ctx, op, input, auth, run, entry));
   }
 
